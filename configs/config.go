@@ -1,0 +1,189 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+)
+
+// Roles are the process roles a configuration can be loaded for.
+var Roles = []string{"spider", "strategyworker", "dbworker", "standalone"}
+
+// Config is the whole configuration of one Frontier process.
+type Config struct {
+	Log      LogConfig      `mapstructure:"log"`
+	Metrics  MetricsConfig  `mapstructure:"metrics"`
+	Identity IdentityConfig `mapstructure:"identity"`
+	// Codec is the wire codec of every stream: "msgpack" (Frontera's default) or "json".
+	Codec   string        `mapstructure:"codec"`
+	Streams StreamsConfig `mapstructure:"streams"`
+	Kafka   KafkaConfig   `mapstructure:"kafka"`
+	HBase   HBaseConfig   `mapstructure:"hbase"`
+	// StatsInterval is how often every process logs its stats line.
+	StatsInterval time.Duration `mapstructure:"stats_interval"`
+	// ShutdownTimeout bounds draining, flushing and committing after SIGTERM.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// LogConfig configures slog.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`  // debug, info, warn, error
+	Format string `mapstructure:"format"` // text or json
+}
+
+// MetricsConfig configures the HTTP endpoint serving /metrics and /healthz.
+type MetricsConfig struct {
+	// Addr is host:port to listen on; port 0 picks a free port; "" disables the endpoint.
+	Addr string `mapstructure:"addr"`
+}
+
+// IdentityConfig chooses how URLs are identified (DESIGN.md §2).
+type IdentityConfig struct {
+	// Canonicalization is the canonical-URL rule set: "w3lib" (w3lib 2.x, what Scrapy installs today) or
+	// "w3lib-1.22" (Frontera's era; its fingerprints match data written by Frontera).
+	Canonicalization string `mapstructure:"canonicalization"`
+	// Fingerprint names the URL fingerprint function: sha1, md5, hostname_local, scrapy, scrapy_legacy.
+	Fingerprint string `mapstructure:"fingerprint"`
+}
+
+// StreamsConfig names the three streams of DESIGN.md §1.
+type StreamsConfig struct {
+	SpiderLog  StreamConfig `mapstructure:"spider_log"`
+	ScoringLog StreamConfig `mapstructure:"scoring_log"`
+	SpiderFeed StreamConfig `mapstructure:"spider_feed"`
+}
+
+// StreamConfig is one stream: its Kafka topic and partition count.
+type StreamConfig struct {
+	Topic      string `mapstructure:"topic"`
+	Partitions int    `mapstructure:"partitions"`
+}
+
+// KafkaConfig locates the Kafka cluster.
+type KafkaConfig struct {
+	Brokers []string `mapstructure:"brokers"`
+}
+
+// HBaseConfig locates HBase's Thrift2 gateway and names Frontier's tables.
+type HBaseConfig struct {
+	Addr        string `mapstructure:"addr"`
+	Namespace   string `mapstructure:"namespace"`
+	TablePrefix string `mapstructure:"table_prefix"`
+}
+
+// DefaultConfig returns the configuration used for every key no file, variable or flag sets.
+func DefaultConfig() Config {
+	return Config{
+		Log:      LogConfig{Level: "info", Format: "text"},
+		Metrics:  MetricsConfig{Addr: "127.0.0.1:0"},
+		Identity: IdentityConfig{Canonicalization: "w3lib", Fingerprint: "sha1"},
+		Codec:    "msgpack",
+		Streams: StreamsConfig{
+			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2},
+			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
+			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
+		},
+		Kafka:           KafkaConfig{Brokers: []string{"127.0.0.1:9092"}},
+		HBase:           HBaseConfig{Addr: "127.0.0.1:9090", TablePrefix: "frontier_"},
+		StatsInterval:   30 * time.Second,
+		ShutdownTimeout: 30 * time.Second,
+	}
+}
+
+// Validate reports every invalid value, each prefixed with its key.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(key string, err error) { errs = append(errs, prefixed(key, err)...) }
+	add("log", c.Log.Validate())
+	if c.Metrics.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
+			add("metrics.addr", fmt.Errorf("%q is not host:port", c.Metrics.Addr))
+		}
+	}
+	add("identity", c.Identity.Validate())
+	switch c.Codec {
+	case "msgpack", "json":
+	default:
+		add("codec", fmt.Errorf("%q is not a codec; want msgpack or json", c.Codec))
+	}
+	add("streams.spider_log", c.Streams.SpiderLog.Validate())
+	add("streams.scoring_log", c.Streams.ScoringLog.Validate())
+	add("streams.spider_feed", c.Streams.SpiderFeed.Validate())
+	if len(c.Kafka.Brokers) == 0 {
+		add("kafka.brokers", errors.New("no brokers"))
+	}
+	for _, b := range c.Kafka.Brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			add("kafka.brokers", fmt.Errorf("%q is not host:port", b))
+		}
+	}
+	if _, _, err := net.SplitHostPort(c.HBase.Addr); err != nil {
+		add("hbase.addr", fmt.Errorf("%q is not host:port", c.HBase.Addr))
+	}
+	if c.StatsInterval <= 0 {
+		add("stats_interval", fmt.Errorf("%v, want > 0", c.StatsInterval))
+	}
+	if c.ShutdownTimeout <= 0 {
+		add("shutdown_timeout", fmt.Errorf("%v, want > 0", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the level and format names.
+func (c LogConfig) Validate() error {
+	var errs []error
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.Level)); err != nil {
+		errs = append(errs, fmt.Errorf("level %q is not debug, info, warn or error", c.Level))
+	}
+	if c.Format != "text" && c.Format != "json" {
+		errs = append(errs, fmt.Errorf("format %q is not text or json", c.Format))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the names against the known rule sets and functions.
+func (c IdentityConfig) Validate() error {
+	var errs []error
+	switch c.Canonicalization {
+	case "w3lib", "w3lib-1.22":
+	default:
+		errs = append(errs, fmt.Errorf("canonicalization %q is not w3lib or w3lib-1.22", c.Canonicalization))
+	}
+	switch c.Fingerprint {
+	case "sha1", "md5", "hostname_local", "scrapy", "scrapy_legacy":
+	default:
+		errs = append(errs, fmt.Errorf("fingerprint %q is not one of sha1, md5, hostname_local, scrapy, scrapy_legacy", c.Fingerprint))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the topic name and partition count.
+func (c StreamConfig) Validate() error {
+	var errs []error
+	if c.Topic == "" || strings.ContainsAny(c.Topic, " /\\") {
+		errs = append(errs, fmt.Errorf("topic %q is not a valid Kafka topic name", c.Topic))
+	}
+	if c.Partitions <= 0 {
+		errs = append(errs, fmt.Errorf("partitions = %d, want > 0", c.Partitions))
+	}
+	return errors.Join(errs...)
+}
+
+// prefixed puts key in front of err, and of each error err joins, so every line of a report names its key.
+func prefixed(key string, err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, prefixed(key, e)...)
+		}
+		return out
+	}
+	return []error{fmt.Errorf("%s: %w", key, err)}
+}
