@@ -1,0 +1,224 @@
+// Package archtest enforces Frontier's dependency direction (STYLE.md (c) and C18): every package has a level,
+// a package imports only packages of lower levels (or its own parent, and the exceptions below), only bus/kafkabus
+// and hbase touch network clients, the core model imports nothing but the standard library and x/net, x/text,
+// and the test helpers are imported only by tests.
+//
+// A package missing from the level table fails the test: adding a package means deciding where it sits.
+package archtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/frontiercrawl/frontier"
+
+// levels places each package (path relative to the module; "" is the root). A pattern ending in "/*" covers
+// the subpackages of a directory.
+var levels = map[string]int{
+	"":          0,
+	"codec":     1,
+	"partition": 1,
+	"queue":     1, "queue/queuetest": 1,
+	"state": 1, "state/statetest": 1,
+	"metadata": 1, "metadata/metadatatest": 1,
+	"strategy": 1, "strategy/*": 1,
+	"bus": 1, "bus/*": 1,
+	"warc":  1,
+	"hbase": 2, "hbase/*": 2,
+	"pebblestore": 2,
+	"dbworker":    3, "strategyworker": 3,
+	"spider": 3, "spider/*": 3,
+	"embedded": 4, "configs": 4,
+	"internal/cli": 5, "cmd/*": 6, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call.
+	// Test-only helpers: they may import anything below the workers, and only tests may import them.
+	"frontiertest": 4, "frontiertest/*": 4,
+	"internal/archtest": 6,
+}
+
+// testOnly packages may be imported only from _test.go files.
+var testOnly = []string{"frontiertest", "frontiertest/*"}
+
+// allowedSameLevel lists imports between packages of one level that the design allows.
+var allowedSameLevel = map[[2]string]bool{}
+
+// clients are third-party network clients and the packages allowed to import them.
+var clients = map[string][]string{
+	"github.com/segmentio/kafka-go": {"bus/kafkabus", "bus/bustest"},
+	"github.com/twmb/franz-go":      {"bus/kafkabus", "bus/bustest"},
+	"github.com/apache/thrift":      {"hbase", "hbase/*"},
+}
+
+// rootAllowed are the only non-standard imports of the core model.
+var rootAllowed = []string{"golang.org/x/net/", "golang.org/x/text/"}
+
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(importPath string) (string, bool) {
+	if importPath == module {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(importPath, module+"/")
+	return r, ok
+}
+
+func match(patterns map[string]int, p string) (int, bool) {
+	if l, ok := patterns[p]; ok {
+		return l, true
+	}
+	for dir := path.Dir(p); dir != "." && dir != ""; dir = path.Dir(dir) {
+		if l, ok := patterns[dir+"/*"]; ok {
+			return l, true
+		}
+	}
+	return 0, false
+}
+
+func matchAny(list []string, p string) bool {
+	m := map[string]int{}
+	for _, x := range list {
+		m[x] = 0
+	}
+	_, ok := match(m, p)
+	return ok
+}
+
+// related reports whether a and b are the same package tree (one is the other's parent or sibling under the
+// same parent directory listed with "/*"), which the design lets import each other downward.
+func parentOf(parent, child string) bool {
+	return parent == "" && child != "" || strings.HasPrefix(child, parent+"/")
+}
+
+func TestDependencyDirection(t *testing.T) {
+	for _, v := range violations(listPackages(t)) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsAreFound proves the checker can fail: each synthetic package breaks one rule.
+func TestViolationsAreFound(t *testing.T) {
+	for _, tc := range []struct {
+		p    pkg
+		want string
+	}{
+		{pkg{ImportPath: module + "/codec", Imports: []string{module + "/hbase"}}, "lower levels never import higher ones"},
+		{pkg{ImportPath: module + "/codec", Imports: []string{module + "/partition"}}, "do not import each other"},
+		{pkg{ImportPath: module + "/spider", Imports: []string{"github.com/segmentio/kafka-go"}}, "network client"},
+		{pkg{ImportPath: module, Imports: []string{"github.com/vmihailenco/msgpack/v5"}}, "the core model imports"},
+		{pkg{ImportPath: module + "/configs", Imports: []string{module + "/frontiertest/web"}}, "test-only package"},
+		{pkg{ImportPath: module + "/newthing"}, "has no level"},
+	} {
+		got := strings.Join(violations([]pkg{tc.p}), "\n")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s importing %v: violations %q, want one containing %q", tc.p.ImportPath, tc.p.Imports, got, tc.want)
+		}
+	}
+	ok := pkg{ImportPath: module + "/hbase", Imports: []string{module + "/queue", module, "github.com/apache/thrift/lib/go/thrift"},
+		TestImports: []string{module + "/frontiertest/web"}}
+	if v := violations([]pkg{ok}); len(v) > 0 {
+		t.Errorf("allowed imports reported: %v", v)
+	}
+}
+
+// violations returns one message for every rule the packages break.
+func violations(pkgs []pkg) []string {
+	var out []string
+	errorf := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	for _, p := range pkgs {
+		from, _ := rel(p.ImportPath)
+		lf, ok := match(levels, from)
+		if !ok {
+			errorf("package %q has no level: add it to the table in internal/archtest", from)
+			continue
+		}
+		check := func(imports []string, inTest bool) {
+			for _, imp := range imports {
+				if to, ours := rel(imp); ours {
+					lt, ok := match(levels, to)
+					if !ok {
+						continue // reported when that package is visited
+					}
+					if !inTest && matchAny(testOnly, to) && !matchAny(testOnly, from) {
+						errorf("%s imports the test-only package %s outside a _test.go file", name(from), name(to))
+					}
+					if inTest {
+						continue // tests may wire any packages together
+					}
+					switch {
+					case lt > lf:
+						errorf("%s (level %d) imports %s (level %d): lower levels never import higher ones", name(from), lf, name(to), lt)
+					case lt == lf && !parentOf(to, from) && !allowedSameLevel[[2]string{from, to}] && !sameTree(from, to):
+						errorf("%s imports %s: packages of one level (%d) do not import each other", name(from), name(to), lf)
+					}
+					continue
+				}
+				if inTest {
+					continue
+				}
+				for client, allowed := range clients {
+					if (imp == client || strings.HasPrefix(imp, client+"/")) && !matchAny(allowed, from) {
+						errorf("%s imports the network client %s; only %v may", name(from), imp, allowed)
+					}
+				}
+				if from == "" && strings.Contains(strings.Split(imp, "/")[0], ".") && !hasAnyPrefix(imp, rootAllowed) {
+					errorf("the core model imports %s; it may import only the standard library and %v", imp, rootAllowed)
+				}
+			}
+		}
+		check(p.Imports, false)
+		check(append(p.TestImports, p.XTestImports...), true)
+	}
+	return out
+}
+
+// sameTree reports whether from and to share a top directory whose subpackages may use each other
+// (strategy/<name> → strategy/…, bus/bustest → bus/membus, spider/x → spider/y, hbase/x → hbase/y).
+func sameTree(from, to string) bool {
+	top := func(s string) string { return strings.Split(s, "/")[0] }
+	return from != "" && to != "" && top(from) == top(to)
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func name(rel string) string {
+	if rel == "" {
+		return fmt.Sprintf("%q (root)", module)
+	}
+	return rel
+}

@@ -1,0 +1,186 @@
+// Package cli is the shared bootstrap of Frontier's programs (STYLE.md C1, C2): it parses the flags, loads
+// the configuration, sets up slog, serves /metrics and /healthz, and runs the role's worker beside them in one
+// run group, so that the first actor to stop stops the others.
+//
+// A main does nothing but call Main with a signal context:
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer stop()
+//	if err := cli.Main(ctx, "dbworker", os.Args[1:], run); err != nil { … exit 1 }
+//
+// internal/cli is the only package that calls slog.SetDefault. It sits at level L5 with cmd/*.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/frontiercrawl/frontier/configs"
+)
+
+// Env is what a role's run function receives.
+type Env struct {
+	Config *configs.Config
+	// PartitionID is --partition-id: the spider-feed partition of a spider, the spider-log partition of a
+	// strategy worker; -1 when the role takes none.
+	PartitionID int
+	// Seeds is the --seeds file of the spider that injects the seeds, or "".
+	Seeds    string
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+}
+
+// RunFunc runs a role until ctx ends or the work is done; it returns nil on a clean stop (STYLE.md C3).
+type RunFunc func(ctx context.Context, env Env) error
+
+// ErrUsage is returned (wrapped) when the command line is wrong; Main has printed the usage already.
+var ErrUsage = errors.New("cli: usage")
+
+// flags are a role's command-line options.
+type flags struct {
+	config      string
+	partitionID int
+	seeds       string
+	sets        []string
+}
+
+// partitioned roles take --partition-id, and say which stream's partition count bounds it.
+var partitioned = map[string]func(*configs.Config) (string, int){
+	"spider":         func(c *configs.Config) (string, int) { return "streams.spider_feed", c.Streams.SpiderFeed.Partitions },
+	"strategyworker": func(c *configs.Config) (string, int) { return "streams.spider_log", c.Streams.SpiderLog.Partitions },
+}
+
+func parseFlags(role string, args []string, stderr io.Writer) (flags, error) {
+	fs := flag.NewFlagSet(role, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := flags{partitionID: -1}
+	fs.StringVar(&f.config, "config", filepath.Join("configs", role+".yaml"),
+		"role configuration `file`; common.yaml beside it is loaded first")
+	if _, ok := partitioned[role]; ok {
+		fs.IntVar(&f.partitionID, "partition-id", -1, "the `partition` this process owns (required)")
+	}
+	if role == "spider" {
+		fs.StringVar(&f.seeds, "seeds", "", "inject the seed URLs of `file` (one a line, # comments) and crawl")
+	}
+	fs.Func("set", "override a configuration `key=value` (repeatable; after files and FRONTIER_* variables)",
+		func(s string) error { f.sets = append(f.sets, s); return nil })
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s [flags]\n", role)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return f, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	return f, nil
+}
+
+// Main runs role: it parses args, loads the configuration, and runs fn with the metrics endpoint beside it
+// until ctx ends (SIGTERM) or fn returns. It returns fn's error, or the first setup error.
+func Main(ctx context.Context, role string, args []string, fn RunFunc) error {
+	return main(ctx, role, args, os.Environ(), os.Stderr, fn)
+}
+
+func main(ctx context.Context, role string, args, environ []string, stderr io.Writer, fn RunFunc) error {
+	if !slices.Contains(configs.Roles, role) {
+		return fmt.Errorf("cli: unknown role %q", role)
+	}
+	f, err := parseFlags(role, args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(f.config), Env: environ, Sets: f.sets})
+	if err != nil {
+		return err
+	}
+	if bound, ok := partitioned[role]; ok {
+		key, n := bound(cfg)
+		if f.partitionID < 0 || f.partitionID >= n {
+			return fmt.Errorf("cli: --partition-id %d is outside [0, %d) (%s.partitions = %d)", f.partitionID, n, key, n)
+		}
+	}
+
+	logger := NewLogger(cfg.Log, stderr).With("role", role)
+	if f.partitionID >= 0 {
+		logger = logger.With("partition", f.partitionID)
+	}
+	slog.SetDefault(logger)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Logger: logger, Registry: reg}
+
+	var g run.Group
+	workCtx, cancelWork := context.WithCancel(ctx)
+	g.Add(func() error {
+		err := fn(workCtx, env)
+		if err == nil || errors.Is(err, context.Canceled) {
+			logger.Info("stopped")
+			return nil
+		}
+		return err
+	}, func(error) { cancelWork() })
+
+	if cfg.Metrics.Addr != "" {
+		ln, err := net.Listen("tcp", cfg.Metrics.Addr)
+		if err != nil {
+			cancelWork()
+			return fmt.Errorf("cli: metrics.addr: %w", err)
+		}
+		srv := &http.Server{Handler: Handler(reg), ReadHeaderTimeout: 10 * time.Second}
+		logger.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+		g.Add(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("cli: metrics server: %w", err)
+			}
+			return nil
+		}, func(error) {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		})
+	}
+	logger.Info("starting", "config", f.config)
+	return g.Run()
+}
+
+// Handler serves /metrics from reg and /healthz (200 "ok" while the process runs).
+func Handler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	return mux
+}
+
+// NewLogger builds the slog logger the configuration asks for, writing to w.
+func NewLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level)) // validated by configs
+	opts := &slog.HandlerOptions{Level: lvl}
+	if strings.EqualFold(c.Format, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
