@@ -1,0 +1,86 @@
+package frontier
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestMapKeepsOrderAndKeyKinds(t *testing.T) {
+	var m Map
+	m.Set("fingerprint", []byte("aa"))
+	m = append(m, Entry{Key: "scrapy_meta", Value: Map{}}) // a str key, as Scrapy's meta has
+	m.Set("jid", int64(0))
+	m.Set("fingerprint", []byte("bb")) // replaced in place, not moved
+
+	if v, ok := m.Get("scrapy_meta"); !ok || !reflect.DeepEqual(v, Map{}) {
+		t.Errorf("Get(str key) = %v, %v", v, ok)
+	}
+	if v, _ := m.Get("fingerprint"); string(v.([]byte)) != "bb" {
+		t.Errorf("fingerprint = %q, want bb", v)
+	}
+	var keys []string
+	for _, e := range m {
+		switch k := e.Key.(type) {
+		case []byte:
+			keys = append(keys, "b:"+string(k))
+		case string:
+			keys = append(keys, "s:"+k)
+		}
+	}
+	if want := []string{"b:fingerprint", "s:scrapy_meta", "b:jid"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys = %v, want %v", keys, want)
+	}
+	m.Delete("scrapy_meta")
+	if _, ok := m.Get("scrapy_meta"); ok || len(m) != 2 {
+		t.Errorf("after Delete: %v", m)
+	}
+	if _, ok := Map(nil).Get("x"); ok {
+		t.Error("nil map found a key")
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	orig := Map{{Key: []byte("k"), Value: []Value{[]byte("v"), Map{{Key: "n", Value: Tuple{int64(1)}}}}}}
+	c := orig.Clone()
+	if !reflect.DeepEqual(orig, c) {
+		t.Fatalf("clone differs: %v vs %v", orig, c)
+	}
+	c[0].Value.([]Value)[0].([]byte)[0] = 'X'
+	c[0].Value.([]Value)[1].(Map)[0].Value.(Tuple)[0] = int64(2)
+	if string(orig[0].Value.([]Value)[0].([]byte)) != "v" || orig[0].Value.([]Value)[1].(Map)[0].Value.(Tuple)[0] != int64(1) {
+		t.Error("mutating the clone changed the original")
+	}
+}
+
+func TestFingerprintHex(t *testing.T) {
+	fp, err := ParseFingerprintHex([]byte("89e6a0649e06d83370cdf2cbfb05f363934a8d0c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fp) != 20 || fp.Hex() != "89e6a0649e06d83370cdf2cbfb05f363934a8d0c" || !fp.Equal(fp) {
+		t.Errorf("round trip gave %x", []byte(fp))
+	}
+	for _, bad := range []string{"zz", "abc"} {
+		if _, err := ParseFingerprintHex([]byte(bad)); err == nil {
+			t.Errorf("ParseFingerprintHex(%q) accepted", bad)
+		}
+	}
+}
+
+func TestStateNames(t *testing.T) {
+	for s, want := range map[State]string{NotCrawled: "NOT_CRAWLED", Queued: "QUEUED", Crawled: "CRAWLED", Error: "ERROR", 7: "State(7)"} {
+		if s.String() != want || s.Valid() != (s <= Error) {
+			t.Errorf("%d: %q valid=%v", s, s.String(), s.Valid())
+		}
+	}
+}
+
+func TestHeadersGet(t *testing.T) {
+	h := Headers{{Name: []byte("Content-Type"), Values: [][]byte{[]byte("text/html")}}}
+	if got := h.Get("content-type"); string(got) != "text/html" {
+		t.Errorf("Get = %q", got)
+	}
+	if h.Get("Location") != nil {
+		t.Error("absent header found")
+	}
+}
