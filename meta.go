@@ -1,0 +1,188 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Frontera's meta keys (all bin on the wire), and Frontier's own extension key for the request body.
+const (
+	MetaKeyFingerprint = "fingerprint" // 40-hex (sha1) bin
+	MetaKeyDomain      = "domain"      // map of bin → bin, see MetaDomain
+	MetaKeyJobID       = "jid"         // int
+	MetaKeyScore       = "score"       // float
+	MetaKeyDepth       = "depth"       // int
+	MetaKeyState       = "state"       // int
+	MetaKeyScrapyMeta  = "scrapy_meta" // map with str keys
+	// MetaKeyBody carries Request.Body. Frontera ignores the key (its codec drops request bodies), so a request
+	// without a body encodes to exactly Frontera's bytes. The codecs add it only when Body is non-empty and move it
+	// back into Body when decoding; it never appears in Request.Meta of a decoded request.
+	MetaKeyBody = "frontier_body"
+)
+
+// ErrNoMeta is returned by the meta accessors when the key is absent.
+var ErrNoMeta = errors.New("frontier: meta key absent")
+
+// MetaDomain is Frontera's meta[b'domain'] map (DomainMiddleware plus DomainFingerprintMiddleware). All fields are
+// bin on the wire; Fingerprint is the hex fingerprint of Name and is empty when the middleware did not run.
+type MetaDomain struct {
+	Netloc, Name, Scheme, SLD, TLD, Subdomain string
+	Fingerprint                               string
+}
+
+// metaDomainKeys lists the domain map's keys in the order Frontera writes them.
+var metaDomainKeys = [...]string{"netloc", "name", "scheme", "sld", "tld", "subdomain", "fingerprint"}
+
+func (d *MetaDomain) fields() [7]*string {
+	return [7]*string{&d.Netloc, &d.Name, &d.Scheme, &d.SLD, &d.TLD, &d.Subdomain, &d.Fingerprint}
+}
+
+// MetaFingerprint returns the fingerprint in meta (hex on the wire), ErrNoMeta if absent, or an error naming the
+// problem if it is not hex bytes.
+func (r *Request) MetaFingerprint() (Fingerprint, error) {
+	v, ok := r.Meta.Get(MetaKeyFingerprint)
+	if !ok {
+		return nil, ErrNoMeta
+	}
+	switch v := v.(type) {
+	case []byte:
+		return ParseFingerprintHex(v)
+	case string:
+		return ParseFingerprintHex([]byte(v))
+	}
+	return nil, fmt.Errorf("frontier: meta fingerprint is %T, want bin", v)
+}
+
+// SetMetaFingerprint stores fp in meta as lower-case hex bin, as Frontera does.
+func (r *Request) SetMetaFingerprint(fp Fingerprint) {
+	r.Meta.Set(MetaKeyFingerprint, []byte(fp.Hex()))
+}
+
+// MetaDomain returns meta[b'domain']. Missing fields are left empty; a field of the wrong type is an error.
+func (r *Request) MetaDomain() (MetaDomain, error) {
+	var d MetaDomain
+	v, ok := r.Meta.Get(MetaKeyDomain)
+	if !ok {
+		return d, ErrNoMeta
+	}
+	m, ok := v.(Map)
+	if !ok {
+		return d, fmt.Errorf("frontier: meta domain is %T, want a map", v)
+	}
+	f := d.fields()
+	for i, k := range metaDomainKeys {
+		x, ok := m.Get(k)
+		if !ok || x == nil {
+			continue
+		}
+		switch x := x.(type) {
+		case []byte:
+			*f[i] = string(x)
+		case string:
+			*f[i] = x
+		default:
+			return d, fmt.Errorf("frontier: meta domain %s is %T, want bin", k, x)
+		}
+	}
+	return d, nil
+}
+
+// SetMetaDomain stores d as Frontera's domain map (bin keys and values, Frontera's key order). The fingerprint
+// key is written only when d.Fingerprint is set. Keys of an existing domain map that d does not name are kept.
+func (r *Request) SetMetaDomain(d MetaDomain) {
+	var m Map
+	if v, ok := r.Meta.Get(MetaKeyDomain); ok {
+		if old, ok := v.(Map); ok {
+			m = old
+		}
+	}
+	f := d.fields()
+	for i, k := range metaDomainKeys {
+		if k == "fingerprint" && d.Fingerprint == "" {
+			continue
+		}
+		m.Set(k, []byte(*f[i]))
+	}
+	r.Meta.Set(MetaKeyDomain, m)
+}
+
+// MetaJobID returns meta[b'jid'].
+func (r *Request) MetaJobID() (int64, error) { return r.metaInt(MetaKeyJobID) }
+
+// SetMetaJobID stores id in meta[b'jid'].
+func (r *Request) SetMetaJobID(id int64) { r.Meta.Set(MetaKeyJobID, id) }
+
+// MetaDepth returns meta[b'depth'].
+func (r *Request) MetaDepth() (int64, error) { return r.metaInt(MetaKeyDepth) }
+
+// SetMetaDepth stores depth in meta[b'depth'].
+func (r *Request) SetMetaDepth(depth int64) { r.Meta.Set(MetaKeyDepth, depth) }
+
+// MetaState returns meta[b'state']; a number outside the four states is an error.
+func (r *Request) MetaState() (State, error) {
+	n, err := r.metaInt(MetaKeyState)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || !State(n).Valid() {
+		return 0, fmt.Errorf("frontier: meta state %d is not a state", n)
+	}
+	return State(n), nil
+}
+
+// SetMetaState stores s in meta[b'state'] as an int, as Frontera does.
+func (r *Request) SetMetaState(s State) { r.Meta.Set(MetaKeyState, int64(s)) }
+
+// MetaScore returns meta[b'score'] (an int is accepted and converted).
+func (r *Request) MetaScore() (float64, error) {
+	v, ok := r.Meta.Get(MetaKeyScore)
+	if !ok {
+		return 0, ErrNoMeta
+	}
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case float32:
+		return float64(v), nil
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, fmt.Errorf("frontier: meta score is %T, want a float", v)
+	}
+	return float64(n), nil
+}
+
+// SetMetaScore stores score in meta[b'score'] as a float.
+func (r *Request) SetMetaScore(score float64) { r.Meta.Set(MetaKeyScore, score) }
+
+func (r *Request) metaInt(key string) (int64, error) {
+	v, ok := r.Meta.Get(key)
+	if !ok {
+		return 0, ErrNoMeta
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, fmt.Errorf("frontier: meta %s: %w", key, err)
+	}
+	return n, nil
+}
+
+func toInt64(v Value) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case int:
+		return int64(v), nil
+	case int32:
+		return int64(v), nil
+	case uint32:
+		return int64(v), nil
+	case uint64:
+		if v > math.MaxInt64 {
+			return 0, fmt.Errorf("%d overflows int64", v)
+		}
+		return int64(v), nil
+	}
+	return 0, fmt.Errorf("value is %T, want an int", v)
+}
