@@ -1,0 +1,194 @@
+// Command frontierctl is the operator's tool for the servers Frontier runs on: it creates the Kafka topics with
+// the partition counts of the configs, and checks that Kafka and HBase's Thrift2 gateway answer real requests.
+// The scripts in deploy/ call it; it is also safe to run by hand.
+//
+// Usage:
+//
+//	frontierctl topics [--config configs/common.yaml] [--brokers host:port,…] [--set key=value]… [--timeout 60s]
+//	frontierctl probe kafka [--brokers host:port,…] [--timeout 5s]
+//	frontierctl probe hbase [--addr host:port] [--timeout 5s]
+//
+// topics creates the spider log, scoring log and spider feed topics (streams.*.topic, streams.*.partitions in the
+// config, with FRONTIER_* environment variables and --set applied as for every role), waits until every
+// partition has a leader, and is idempotent; a topic that already exists with another partition count is an
+// error naming both counts, and is never changed. --brokers overrides kafka.brokers.
+//
+// probe kafka sends ApiVersions and Metadata; probe hbase calls listNamespaces and exists on hbase:meta through
+// the Thrift2 gateway (binary protocol, framed transport). Both exit 0 when the server answers, 1 otherwise.
+//
+// The exit status is 0 on success, 1 on failure and 2 on a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/configs"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+// errUsage marks errors that are the caller's command line.
+var errUsage = errors.New("usage")
+
+const usage = `usage:
+  frontierctl topics [--config configs/common.yaml] [--brokers host:port,...] [--set key=value]... [--timeout 60s]
+  frontierctl probe kafka [--brokers host:port,...] [--timeout 5s]
+  frontierctl probe hbase [--addr host:port] [--timeout 5s]`
+
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, environ, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(stderr, usage)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "frontierctl: %v\n%s\n", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "frontierctl: %v\n", err)
+		return 1
+	}
+}
+
+func dispatch(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command", errUsage)
+	}
+	switch args[0] {
+	case "topics":
+		return topics(ctx, args[1:], environ, stdout, stderr)
+	case "probe":
+		if len(args) < 2 {
+			return fmt.Errorf("%w: probe what? (kafka or hbase)", errUsage)
+		}
+		switch args[1] {
+		case "kafka":
+			return probeKafkaCmd(ctx, args[2:], stdout, stderr)
+		case "hbase":
+			return probeHBaseCmd(ctx, args[2:], stdout, stderr)
+		}
+		return fmt.Errorf("%w: unknown probe %q (kafka or hbase)", errUsage, args[1])
+	case "help", "-h", "--help":
+		return flag.ErrHelp
+	}
+	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses fs and rejects positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: %s: unexpected argument %q", errUsage, fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func topics(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newFlags("topics", stderr)
+	config := fs.String("config", "configs/common.yaml", "config file with the streams.* keys (a role file also reads the common.yaml beside it)")
+	brokers := fs.String("brokers", "", "comma-separated brokers; overrides kafka.brokers")
+	timeout := fs.Duration("timeout", 60*time.Second, "bound on the whole operation, including the wait for partition leaders")
+	var sets setFlags
+	fs.Var(&sets, "set", "key=value override, as for every role (repeatable)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(*config), Env: environ, Sets: sets})
+	if err != nil {
+		return err
+	}
+	addrs := cfg.Kafka.Brokers
+	if *brokers != "" {
+		addrs = splitList(*brokers)
+	}
+	specs := []kafkabus.TopicSpec{
+		{Name: cfg.Streams.SpiderLog.Topic, Partitions: cfg.Streams.SpiderLog.Partitions},
+		{Name: cfg.Streams.ScoringLog.Topic, Partitions: cfg.Streams.ScoringLog.Partitions},
+		{Name: cfg.Streams.SpiderFeed.Topic, Partitions: cfg.Streams.SpiderFeed.Partitions},
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := kafkabus.EnsureTopics(ctx, addrs, specs); err != nil {
+		return err
+	}
+	for _, s := range specs {
+		fmt.Fprintf(stdout, "topic %s: %d partitions\n", s.Name, s.Partitions)
+	}
+	return nil
+}
+
+func probeKafkaCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("probe kafka", stderr)
+	brokers := fs.String("brokers", "127.0.0.1:9092", "comma-separated brokers")
+	timeout := fs.Duration("timeout", 5*time.Second, "bound on the probe")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := kafkabus.Ping(ctx, splitList(*brokers)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "kafka at %s: ready\n", *brokers)
+	return nil
+}
+
+func probeHBaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("probe hbase", stderr)
+	addr := fs.String("addr", "127.0.0.1:9090", "HBase Thrift2 gateway (binary protocol, framed transport)")
+	timeout := fs.Duration("timeout", 5*time.Second, "bound on the probe")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	ns, err := probeHBase(ctx, *addr)
+	if err != nil {
+		return fmt.Errorf("hbase thrift2 at %s: %w", *addr, err)
+	}
+	fmt.Fprintf(stdout, "hbase thrift2 at %s: ready (namespaces: %s)\n", *addr, strings.Join(ns, ", "))
+	return nil
+}
