@@ -1,0 +1,76 @@
+// Package web serves a synthetic multi-host website on loopback addresses, with a known link graph: the ground
+// truth that spider and end-to-end tests compare a crawl with, and a server that measures how it was crawled.
+// It is a test helper: import it only from _test.go files and benchmarks. It imports no Frontier package.
+//
+// # Quick start
+//
+//	site := web.Start(t, web.DefaultConfig())   // 20 hosts × 50 pages; stopped by t.Cleanup
+//	tr := site.Transport()                      // or set your own Transport's DialContext = site.DialContext
+//	seeds := site.Seeds()                       // http://host1.test/ … http://host20.test/
+//	... crawl ...
+//	want, _ := site.Reachable(seeds...)         // URL → Outcome a correct polite crawler sees
+//	for _, h := range site.Hosts() {
+//		if h.MaxConns() > 1 { t.Errorf("%s: %d connections at once", h.Name, h.MaxConns()) }
+//		gap, _ := h.MinGap(func(r web.Request) bool { return r.Target != "/robots.txt" })
+//		...
+//	}
+//
+// # Hosts and addresses
+//
+// Content host i (host1.test … hostN.test) listens on FirstIP+i-1: host1.test on 127.0.0.2, host3.test on
+// 127.0.0.4 (Linux routes all of 127.0.0.0/8 to the loopback interface; checked on the build machines). Each
+// listens on a port chosen by the kernel. Page URLs name hosts without a port (http://host3.test/d1/page5.html),
+// so a crawler must dial through Site.DialContext, which maps host3.test:80 to host3's listener, answers a
+// *net.DNSError for names it does not know (the site never dials out), and dials IP addresses as given.
+// Site.Transport returns an http.Transport wired that way. With Config.UseIPs the pages name hosts by IP and
+// port instead (http://127.0.0.4:40123/), and any stock client reaches them. Where 127.0.0.2 cannot be bound,
+// every host listens on 127.0.0.1 on its own port (Site.SharedIP reports it).
+//
+// After the content hosts come the special hosts (absent with Config.Plain): slow.test answers every request
+// after Config.SlowDelay; blackhole.test accepts connections and never answers; refused.test resolves to an
+// address where nothing listens; nxdomain.test does not resolve. host1.test's /features.html links to each.
+//
+// # robots.txt
+//
+// host2.test asks for Crawl-delay: Config.CrawlDelay; host3.test answers 503 (RFC 9309: disallow everything);
+// host4.test answers 404 (allow everything); every other content host serves the standard rules (see
+// RobotsStandard): /private/ is disallowed but /private/open.html is allowed (longest match wins),
+// "/*sessionid=" and "/*.bak$" exercise the wildcards, and the agent FrontierTestBadBot (BadBot) is disallowed
+// everywhere. Each home page links pages that test each rule. With Config.Plain every robots.txt answers 404.
+//
+// # Pages
+//
+// Regular pages are "/" and /dK/pageN.html; page N links page N+1, so a home page reaches all of its host's
+// pages, and Config.LinksPerPage-1 random pages, a fraction Config.CrossHostLinks of them on other hosts. Links
+// are written in every form real pages use: absolute, root-relative, "./" and "../" relative, with fragments,
+// upper-case host, explicit :80. Every content host also has /private/…, /~user/index.html (linked as
+// /%7Euser/…) and /list?a=1&b=2 (linked with the arguments reordered). host1.test's /features.html links: a
+// 301→302→307→308 redirect chain (/r/chain/1), a relative Location, a cross-host redirect (/r/cross, to the
+// last host), a redirect loop (/r/loop/a), errors 404/410/500/503 (/err/N), a PDF (/files/doc.pdf, whose text
+// names PDFTrapPath: a crawler must not follow it), the large page /large.html (Config.LargeBytes, streamed),
+// HTML and PDF served without Content-Type (/sniff/…), gzip and brotli pages (/enc/…, encoded when the
+// request's Accept-Encoding allows; their links are found only by a crawler that decodes), rel=nofollow links,
+// link rel=canonical/alternate plus a stylesheet, script, image and mailto:/javascript:/ftp: links that must
+// not be followed (/meta.html), a frameset, an iframe, an image map, a page of URL variants that all lead to one
+// page (/variants.html) and a <base href> page. Unknown paths answer 404.
+//
+// Page.Links lists what a crawler must follow from a page: normalised (see Normalize: browser resolution,
+// then w3lib-style canonicalisation), de-duplicated, in document order. Site.Reachable(seeds) walks the graph
+// as a polite crawler would (robots.txt obeyed as agent "*", nofollow honoured, redirects followed; see
+// ReachableWith for other crawlers) and returns every URL it learns about with the Outcome it sees. Everything
+// is a pure function of the Config: the same Seed gives the same pages, byte for byte.
+//
+// # Measurement
+//
+// Each Host records every request (start and end time, target, connection id, user agent, protocol, status,
+// bytes, content encoding; see Request) and keeps the number of open connections and in-flight requests and
+// their maxima (MaxConns, MaxInFlight). Tests assert politeness from these server-side records: no timing
+// enters the site itself. Config.DisableRequestLog keeps only the counters (for long benchmarks).
+//
+// # Lifecycle and concurrency
+//
+// Start (or New) binds every listener before it returns; Stop (registered with t.Cleanup by Start) closes every
+// listener and connection, aborts in-flight answers, and waits for every goroutine the site started, so a test
+// that uses goleak stays clean. All methods are safe for concurrent use. With Config.HTTP2, hosts also speak
+// HTTP/2 over cleartext with prior knowledge (set Transport.Protocols.SetUnencryptedHTTP2 on the client).
+package web
