@@ -1,0 +1,363 @@
+// Package links finds the outgoing links of an HTML page and resolves them the way a browser does.
+//
+// Extract tokenizes the page with golang.org/x/net/html (a streaming tokenizer: no DOM, memory proportional to
+// one token) and collects:
+//
+//	<a href> <area href>                     Tag "a"/"area", with rel and (for a) the anchor text
+//	<link href rel~=canonical|alternate>     Tag "link"
+//	<frame src> <iframe src>                 Tag "frame"/"iframe"
+//
+// The first <base href> sets the base URL of the whole document, as in browsers and Scrapy (links written
+// before the base element are resolved against it too). A link is marked NoFollow when its rel contains
+// "nofollow" or the page has <meta name="robots"> with "nofollow" or "none"; dropping such links is the
+// caller's choice (spider.Config.HonourNoFollow).
+//
+// Resolve implements the parts of the WHATWG URL standard that decide identity: surrounding C0 controls and
+// spaces trimmed, tabs and newlines removed, backslashes read as slashes, scheme and host lower-cased, the
+// default port dropped (w3lib keeps ":80", which would make every page reachable under two netlocs), dot
+// segments removed, an empty path made "/", and the fragment dropped. Only http and https URLs are returned;
+// canonicalisation and fingerprinting (query sorting, percent-encoding) are the identity layer's job.
+//
+// The package imports the standard library and golang.org/x/net/html only. Its functions are safe for
+// concurrent use.
+package links
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"golang.org/x/net/html"
+)
+
+// Options tune Extract.
+type Options struct {
+	// MaxLinks stops extraction after this many links (0 = DefaultMaxLinks). Pages with more are usually traps.
+	MaxLinks int
+	// MaxTextBytes caps the anchor text kept per link (0 = DefaultMaxTextBytes).
+	MaxTextBytes int
+}
+
+// Defaults for Options.
+const (
+	DefaultMaxLinks     = 10000
+	DefaultMaxTextBytes = 256
+)
+
+// ErrNotHTTP is wrapped by Resolve for a URL whose scheme is not http or https.
+var ErrNotHTTP = errors.New("links: not an http(s) URL")
+
+type raw struct {
+	href, text, rel, tag string
+	nofollow             bool
+}
+
+// Extract returns the http(s) links of the HTML page body fetched from pageURL, in document order, resolved
+// (see Resolve) and without duplicates (the first occurrence wins). Links that do not resolve are skipped.
+// It never fails on bad HTML: the tokenizer recovers as browsers do.
+func Extract(pageURL *url.URL, body []byte, opts Options) []frontier.Link {
+	if opts.MaxLinks <= 0 {
+		opts.MaxLinks = DefaultMaxLinks
+	}
+	if opts.MaxTextBytes <= 0 {
+		opts.MaxTextBytes = DefaultMaxTextBytes
+	}
+	z := html.NewTokenizer(bytes.NewReader(body))
+	var (
+		found       []raw
+		baseHref    string
+		haveBase    bool
+		metaNoFollw bool
+		inA         = -1 // index in found of the open <a>, collecting text
+		text        strings.Builder
+	)
+	closeA := func() {
+		if inA >= 0 {
+			found[inA].text = strings.Join(strings.Fields(text.String()), " ")
+			inA = -1
+			text.Reset()
+		}
+	}
+	for len(found) < opts.MaxLinks {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		switch tt {
+		case html.TextToken:
+			if inA >= 0 && text.Len() < opts.MaxTextBytes {
+				t := z.Text()
+				if n := opts.MaxTextBytes - text.Len(); len(t) > n {
+					t = t[:n]
+				}
+				text.Write(t)
+			}
+			continue
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			if string(name) == "a" {
+				closeA()
+			}
+			continue
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
+			continue
+		}
+		name, hasAttr := z.TagName()
+		tag := string(name)
+		switch tag {
+		case "a", "area", "link", "frame", "iframe", "base", "meta":
+		default:
+			continue
+		}
+		var href, src, rel, metaName, content string
+		for hasAttr {
+			var k, v []byte
+			k, v, hasAttr = z.TagAttr()
+			switch string(k) {
+			case "href":
+				href = string(v)
+			case "src":
+				src = string(v)
+			case "rel":
+				rel = string(v)
+			case "name":
+				metaName = string(v)
+			case "content":
+				content = string(v)
+			}
+		}
+		switch tag {
+		case "a", "area":
+			if tag == "a" {
+				closeA() // an <a> inside an <a> closes the first, as the HTML parser does
+			}
+			if href == "" {
+				continue
+			}
+			found = append(found, raw{href: href, rel: rel, tag: tag, nofollow: hasToken(rel, "nofollow")})
+			if tag == "a" && tt == html.StartTagToken {
+				inA = len(found) - 1
+			}
+		case "link":
+			if href != "" && (hasToken(rel, "canonical") || hasToken(rel, "alternate")) {
+				found = append(found, raw{href: href, rel: rel, tag: tag, nofollow: hasToken(rel, "nofollow")})
+			}
+		case "frame", "iframe":
+			if src != "" {
+				found = append(found, raw{href: src, tag: tag})
+			}
+		case "base":
+			if !haveBase && href != "" {
+				baseHref, haveBase = href, true
+			}
+		case "meta":
+			if strings.EqualFold(strings.TrimSpace(metaName), "robots") {
+				c := strings.ToLower(content)
+				if hasListToken(c, "nofollow") || hasListToken(c, "none") {
+					metaNoFollw = true
+				}
+			}
+		}
+	}
+	closeA()
+
+	base := pageURL
+	if haveBase {
+		if b, err := Resolve(pageURL, baseHref); err == nil {
+			base = b
+		}
+	}
+	out := make([]frontier.Link, 0, len(found))
+	seen := make(map[string]struct{}, len(found))
+	for _, r := range found {
+		u, err := Resolve(base, r.href)
+		if err != nil {
+			continue
+		}
+		s := u.String()
+		if _, dup := seen[s]; dup {
+			continue
+		}
+		seen[s] = struct{}{}
+		out = append(out, frontier.Link{URL: s, Text: r.text, Rel: r.rel, NoFollow: r.nofollow || metaNoFollw, Tag: r.tag})
+	}
+	return out
+}
+
+// hasToken reports whether the space-separated list s contains tok (ASCII case-insensitive).
+func hasToken(s, tok string) bool {
+	for _, f := range strings.Fields(s) {
+		if strings.EqualFold(f, tok) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasListToken reports whether the comma- or space-separated list s contains tok.
+func hasListToken(s, tok string) bool {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		if f == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve resolves ref against base with the WHATWG rules listed in the package doc and returns an absolute
+// http(s) URL without fragment. base may be nil when ref is absolute.
+func Resolve(base *url.URL, ref string) (*url.URL, error) {
+	ref = clean(ref)
+	r, err := url.Parse(ref)
+	if err != nil {
+		// Browsers accept what Go's parser refuses (a stray '%', spaces, '|' in the host part is still an
+		// error): percent-encode the offending bytes and try once more.
+		r, err = url.Parse(escapeInvalid(ref))
+		if err != nil {
+			return nil, fmt.Errorf("links: %q: %w", ref, err)
+		}
+	}
+	var u *url.URL
+	switch {
+	case r.IsAbs():
+		u = r
+		if s := strings.ToLower(u.Scheme); (s == "http" || s == "https") && u.Opaque != "" {
+			// "http:foo" relative to an http base is a path; against another scheme it has no host.
+			if base != nil && strings.EqualFold(base.Scheme, s) {
+				r.Scheme, r.Opaque, r.Path = "", "", u.Opaque
+				u = base.ResolveReference(r)
+			} else {
+				return nil, fmt.Errorf("links: %q has no host", ref)
+			}
+		}
+	case base == nil:
+		return nil, fmt.Errorf("links: %q is relative and there is no base URL", ref)
+	default:
+		u = base.ResolveReference(r)
+	}
+	return Normalize(u)
+}
+
+// Normalize applies the WHATWG host and port rules to an absolute URL: it returns a copy with the scheme and
+// host lower-cased, the default port and an empty port removed, dot segments removed, "/" for an empty path,
+// no fragment and no user info. Non-http(s) URLs wrap ErrNotHTTP.
+func Normalize(u *url.URL) (*url.URL, error) {
+	v := *u
+	v.Scheme = strings.ToLower(v.Scheme)
+	if v.Scheme != "http" && v.Scheme != "https" {
+		return nil, fmt.Errorf("%w: %q", ErrNotHTTP, u.Redacted())
+	}
+	host, port := v.Hostname(), v.Port()
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" {
+		return nil, fmt.Errorf("links: %q has no host", u.Redacted())
+	}
+	if (v.Scheme == "http" && port == "80") || (v.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	v.Host = host
+	v.User = nil
+	v.Fragment, v.RawFragment = "", ""
+	v.Opaque = ""
+	if v.Path == "" {
+		v.Path, v.RawPath = "/", ""
+	} else if strings.Contains(v.Path, ".") {
+		// ResolveReference removes dot segments for relative references; an absolute reference keeps them.
+		rp := v.EscapedPath()
+		clean := removeDots(rp)
+		if clean != rp {
+			p, err := url.PathUnescape(clean)
+			if err != nil {
+				return nil, fmt.Errorf("links: path %q: %w", rp, err)
+			}
+			v.Path, v.RawPath = p, clean
+			if v.EscapedPath() != clean {
+				v.RawPath = ""
+			}
+		}
+	}
+	v.ForceQuery = false
+	return &v, nil
+}
+
+// removeDots removes "." and ".." segments from an escaped absolute path (RFC 3986 §5.2.4).
+func removeDots(p string) string {
+	segs := strings.Split(p, "/")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case ".", "%2e", "%2E":
+			if last {
+				out = append(out, "")
+			}
+		case "..", ".%2e", ".%2E", "%2e.", "%2E.", "%2e%2e", "%2E%2E", "%2e%2E", "%2E%2e":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	r := strings.Join(out, "/")
+	if !strings.HasPrefix(r, "/") {
+		r = "/" + r
+	}
+	return r
+}
+
+// clean trims leading and trailing C0 controls and spaces, removes tabs and newlines, and turns backslashes
+// into slashes (WHATWG: http(s) URLs treat '\' as '/').
+func clean(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	if strings.ContainsAny(s, "\t\n\r\\") {
+		s = strings.Map(func(r rune) rune {
+			switch r {
+			case '\t', '\n', '\r':
+				return -1
+			case '\\':
+				return '/'
+			}
+			return r
+		}, s)
+	}
+	return s
+}
+
+// escapeInvalid percent-encodes bytes Go's URL parser rejects: '%' not followed by two hex digits, spaces,
+// controls and non-ASCII bytes.
+func escapeInvalid(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && (i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2])):
+			b.WriteString("%25")
+		case c <= ' ' || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '`' || c == '{' || c == '}' || c == '|' || c == '^':
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func ishex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
