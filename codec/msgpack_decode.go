@@ -1,0 +1,713 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	frontier "github.com/frontiercrawl/frontier"
+)
+
+// DecodeRequest decodes a spider-feed item (a bare request array).
+func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
+	d := mpReader{b: p}
+	r, err := d.request()
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codec: msgpack: request: %w", err)
+	}
+	return r, nil
+}
+
+// DecodeMessage decodes one tagged message. An unknown or str-typed tag wraps ErrUnknownTag.
+func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
+	d := mpReader{b: p}
+	m, name, err := d.message()
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		if name == "" {
+			return nil, fmt.Errorf("codec: msgpack: %w", err)
+		}
+		return nil, fmt.Errorf("codec: msgpack: %s: %w", name, err)
+	}
+	return m, nil
+}
+
+// mpReader is a cursor over msgpack bytes. Every read checks the bytes left first.
+type mpReader struct {
+	b   []byte
+	off int
+}
+
+func (d *mpReader) errf(kind error, format string, args ...any) error {
+	return fmt.Errorf("at byte %d: %s: %w", d.off, fmt.Sprintf(format, args...), kind)
+}
+
+func (d *mpReader) end() error {
+	if d.off != len(d.b) {
+		return d.errf(ErrMalformed, "%d bytes of trailing data", len(d.b)-d.off)
+	}
+	return nil
+}
+
+func (d *mpReader) truncated(what string) error {
+	return d.errf(ErrTruncated, "input ends inside %s", what)
+}
+
+// peek returns the next type byte without consuming it.
+func (d *mpReader) peek(what string) (byte, error) {
+	if d.off >= len(d.b) {
+		return 0, d.truncated(what)
+	}
+	return d.b[d.off], nil
+}
+
+// take consumes n bytes; n was already checked to be non-negative.
+func (d *mpReader) take(n int, what string) ([]byte, error) {
+	if n > len(d.b)-d.off {
+		return nil, d.errf(ErrTruncated, "%s of %d bytes, but only %d left", what, n, len(d.b)-d.off)
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p, nil
+}
+
+func (d *mpReader) uintN(size int, what string) (uint64, error) {
+	p, err := d.take(size, what)
+	if err != nil {
+		return 0, err
+	}
+	switch size {
+	case 1:
+		return uint64(p[0]), nil
+	case 2:
+		return uint64(binary.BigEndian.Uint16(p)), nil
+	case 4:
+		return uint64(binary.BigEndian.Uint32(p)), nil
+	}
+	return binary.BigEndian.Uint64(p), nil
+}
+
+// typeName describes a msgpack type byte for error messages.
+func typeName(c byte) string {
+	switch {
+	case c <= 0x7f, c >= 0xe0, c >= 0xcc && c <= 0xd3:
+		return "int"
+	case c >= 0x80 && c <= 0x8f, c == 0xde, c == 0xdf:
+		return "map"
+	case c >= 0x90 && c <= 0x9f, c == 0xdc, c == 0xdd:
+		return "array"
+	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb:
+		return "str"
+	case c == 0xc0:
+		return "nil"
+	case c == 0xc2, c == 0xc3:
+		return "bool"
+	case c >= 0xc4 && c <= 0xc6:
+		return "bin"
+	case c == 0xca, c == 0xcb:
+		return "float"
+	case c == 0xc1:
+		return "reserved byte 0xc1"
+	}
+	return fmt.Sprintf("ext (0x%02x)", c)
+}
+
+func (d *mpReader) wrongType(want string, c byte) error {
+	return d.errf(ErrMalformed, "want %s, got %s", want, typeName(c))
+}
+
+// length reads a container or string length of the given header sizes and checks that at least
+// n*minBytes bytes remain, so no length prefix can make us allocate more than the input justifies.
+func (d *mpReader) length(size int, minBytes int, what string) (int, error) {
+	start := d.off
+	u, err := d.uintN(size, what+" length")
+	if err != nil {
+		return 0, err
+	}
+	if left := uint64(len(d.b) - d.off); u > left/uint64(minBytes) {
+		d.off = start - 1
+		return 0, d.errf(ErrTruncated, "%s of length %d, but only %d bytes left", what, u, left)
+	}
+	return int(u), nil
+}
+
+func (d *mpReader) arrayLen(what string) (int, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c >= 0x90 && c <= 0x9f:
+		d.off++
+		n := int(c & 0x0f)
+		if n > len(d.b)-d.off {
+			d.off--
+			return 0, d.errf(ErrTruncated, "%s of length %d, but only %d bytes left", what, n, len(d.b)-d.off-1)
+		}
+		return n, nil
+	case c == 0xdc:
+		d.off++
+		return d.length(2, 1, what)
+	case c == 0xdd:
+		d.off++
+		return d.length(4, 1, what)
+	}
+	return 0, d.wrongType(what+" (array)", c)
+}
+
+// mapLen reads a map header; nil counts as an empty map when nilOK (Frontera's `headers or {}`).
+func (d *mpReader) mapLen(what string, nilOK bool) (int, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c >= 0x80 && c <= 0x8f:
+		d.off++
+		n := int(c & 0x0f)
+		if 2*n > len(d.b)-d.off {
+			d.off--
+			return 0, d.errf(ErrTruncated, "%s of %d entries, but only %d bytes left", what, n, len(d.b)-d.off-1)
+		}
+		return n, nil
+	case c == 0xde:
+		d.off++
+		return d.length(2, 2, what)
+	case c == 0xdf:
+		d.off++
+		return d.length(4, 2, what)
+	case c == 0xc0 && nilOK:
+		d.off++
+		return 0, nil
+	}
+	return 0, d.wrongType(what+" (map)", c)
+}
+
+// rawStr reads a str or a bin (per accept) and returns its bytes (aliasing the input) and whether it was str.
+func (d *mpReader) rawStrOrBin(what string, acceptStr, acceptBin bool) ([]byte, bool, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return nil, false, err
+	}
+	var n int
+	isStr := false
+	switch {
+	case c >= 0xa0 && c <= 0xbf && acceptStr:
+		d.off++
+		n, isStr = int(c&0x1f), true
+	case c == 0xd9 && acceptStr:
+		d.off++
+		n, err = d.length(1, 1, what)
+		isStr = true
+	case c == 0xda && acceptStr:
+		d.off++
+		n, err = d.length(2, 1, what)
+		isStr = true
+	case c == 0xdb && acceptStr:
+		d.off++
+		n, err = d.length(4, 1, what)
+		isStr = true
+	case c == 0xc4 && acceptBin:
+		d.off++
+		n, err = d.length(1, 1, what)
+	case c == 0xc5 && acceptBin:
+		d.off++
+		n, err = d.length(2, 1, what)
+	case c == 0xc6 && acceptBin:
+		d.off++
+		n, err = d.length(4, 1, what)
+	default:
+		want := "bin or str"
+		if !acceptStr {
+			want = "bin"
+		} else if !acceptBin {
+			want = "str"
+		}
+		return nil, false, d.wrongType(what+" ("+want+")", c)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	start := d.off
+	p, err := d.take(n, what)
+	if err != nil {
+		return nil, false, err
+	}
+	if isStr && !utf8.Valid(p) {
+		d.off = start
+		return nil, false, d.errf(ErrMalformed, "%s is a str that is not valid UTF-8", what)
+	}
+	return p, isStr, nil
+}
+
+func (d *mpReader) str(what string) (string, error) {
+	p, _, err := d.rawStrOrBin(what, true, true)
+	return string(p), err
+}
+
+func (d *mpReader) bin(what string) ([]byte, error) {
+	p, _, err := d.rawStrOrBin(what, true, true)
+	if err != nil {
+		return nil, err
+	}
+	return append(make([]byte, 0, len(p)), p...), nil
+}
+
+// intValue reads any msgpack integer; it returns int64 unless the value needs uint64.
+func (d *mpReader) intValue(what string) (frontier.Value, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c <= 0x7f:
+		d.off++
+		return int64(c), nil
+	case c >= 0xe0:
+		d.off++
+		return int64(int8(c)), nil
+	case c >= 0xcc && c <= 0xcf:
+		d.off++
+		u, err := d.uintN(1<<(c-0xcc), what)
+		if err != nil {
+			return nil, err
+		}
+		if u > math.MaxInt64 {
+			return u, nil
+		}
+		return int64(u), nil
+	case c >= 0xd0 && c <= 0xd3:
+		d.off++
+		size := 1 << (c - 0xd0)
+		u, err := d.uintN(size, what)
+		if err != nil {
+			return nil, err
+		}
+		switch size {
+		case 1:
+			return int64(int8(u)), nil
+		case 2:
+			return int64(int16(u)), nil
+		case 4:
+			return int64(int32(u)), nil
+		}
+		return int64(u), nil
+	}
+	return nil, d.wrongType(what+" (int)", c)
+}
+
+func (d *mpReader) int64(what string) (int64, error) {
+	start := d.off
+	v, err := d.intValue(what)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		d.off = start
+		return 0, d.errf(ErrMalformed, "%s %d overflows int64", what, v)
+	}
+	return n, nil
+}
+
+func (d *mpReader) float(what string) (float64, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return 0, err
+	}
+	switch c {
+	case 0xcb:
+		d.off++
+		u, err := d.uintN(8, what)
+		return math.Float64frombits(u), err
+	case 0xca:
+		d.off++
+		u, err := d.uintN(4, what)
+		return float64(math.Float32frombits(uint32(u))), err
+	}
+	start := d.off
+	v, err := d.intValue(what + " (float)")
+	if err != nil {
+		return 0, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	}
+	d.off = start
+	return 0, d.wrongType(what+" (float)", c)
+}
+
+func (d *mpReader) bool(what string) (bool, error) {
+	c, err := d.peek(what)
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case 0xc2:
+		d.off++
+		return false, nil
+	case 0xc3:
+		d.off++
+		return true, nil
+	}
+	return false, d.wrongType(what+" (bool)", c)
+}
+
+// value reads any msgpack object as a frontier.Value.
+func (d *mpReader) value(depth int) (frontier.Value, error) {
+	if depth > MaxDepth {
+		return nil, d.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
+	}
+	c, err := d.peek("value")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c <= 0x7f, c >= 0xe0, c >= 0xcc && c <= 0xd3:
+		return d.intValue("int")
+	case c >= 0x80 && c <= 0x8f, c == 0xde, c == 0xdf:
+		return d.mapValue("map", depth)
+	case c >= 0x90 && c <= 0x9f, c == 0xdc, c == 0xdd:
+		n, err := d.arrayLen("array")
+		if err != nil {
+			return nil, err
+		}
+		l := make([]frontier.Value, n)
+		for i := range l {
+			if l[i], err = d.value(depth + 1); err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		return l, nil
+	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb:
+		return d.str("str")
+	case c >= 0xc4 && c <= 0xc6:
+		return d.bin("bin")
+	case c == 0xc0:
+		d.off++
+		return nil, nil
+	case c == 0xc2, c == 0xc3:
+		return d.bool("bool")
+	case c == 0xca, c == 0xcb:
+		return d.float("float")
+	}
+	return nil, d.errf(ErrMalformed, "unsupported msgpack type %s", typeName(c))
+}
+
+// mapValue reads a map with scalar keys (Python dict keys must be hashable).
+func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
+	n, err := d.mapLen(what, false)
+	if err != nil {
+		return nil, err
+	}
+	m := make(frontier.Map, n)
+	for i := range m {
+		c, err := d.peek("map key")
+		if err != nil {
+			return nil, err
+		}
+		if typeName(c) == "map" || typeName(c) == "array" {
+			return nil, d.errf(ErrMalformed, "map key is an unhashable %s", typeName(c))
+		}
+		k, err := d.value(depth + 1)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i, err)
+		}
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
+		}
+		m[i] = frontier.Entry{Key: k, Value: v}
+	}
+	return m, nil
+}
+
+// meta reads a meta map (nil → empty) and moves MetaKeyBody into *body.
+func (d *mpReader) meta(body *[]byte) (frontier.Map, error) {
+	if c, err := d.peek("meta"); err != nil {
+		return nil, err
+	} else if c == 0xc0 {
+		d.off++
+		return nil, nil
+	}
+	m, err := d.mapValue("meta", 1)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range m {
+		if k, ok := e.Key.([]byte); ok && string(k) == frontier.MetaKeyBody {
+			if p, ok := e.Value.([]byte); ok {
+				*body = p
+				return append(m[:i], m[i+1:]...), nil
+			}
+		}
+	}
+	return m, nil
+}
+
+func (d *mpReader) headers() (frontier.Headers, error) {
+	n, err := d.mapLen("headers", true)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	h := make(frontier.Headers, n)
+	for i := range h {
+		if h[i].Name, err = d.bin("header name"); err != nil {
+			return nil, err
+		}
+		c, err := d.peek("header value")
+		if err != nil {
+			return nil, err
+		}
+		if c >= 0xc4 && c <= 0xc6 || c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
+			v, err := d.bin("header value")
+			if err != nil {
+				return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
+			}
+			h[i].Values = [][]byte{v}
+			continue
+		}
+		if c == 0xc0 {
+			d.off++
+			continue
+		}
+		k, err := d.arrayLen("header values")
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
+		}
+		h[i].Values = make([][]byte, k)
+		for j := range h[i].Values {
+			if h[i].Values[j], err = d.bin("header value"); err != nil {
+				return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
+			}
+		}
+	}
+	return h, nil
+}
+
+var methods = map[string]string{"GET": "GET", "POST": "POST", "HEAD": "HEAD", "PUT": "PUT", "DELETE": "DELETE"}
+
+func (d *mpReader) request() (*frontier.Request, error) {
+	n, err := d.arrayLen("request")
+	if err != nil {
+		return nil, err
+	}
+	if n != 5 {
+		d.off--
+		return nil, d.errf(ErrMalformed, "request array has %d elements, want 5 [url, method, headers, cookies, meta]", n)
+	}
+	r := &frontier.Request{}
+	if r.URL, err = d.str("url"); err != nil {
+		return nil, err
+	}
+	if c, _ := d.peek("method"); c == 0xc0 {
+		d.off++
+	} else {
+		m, _, err := d.rawStrOrBin("method", true, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.URL, err)
+		}
+		if s, ok := methods[string(m)]; ok {
+			r.Method = s
+		} else {
+			r.Method = string(m)
+		}
+	}
+	if r.Headers, err = d.headers(); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.URL, err)
+	}
+	nc, err := d.mapLen("cookies", true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.URL, err)
+	}
+	if nc > 0 {
+		r.Cookies = make([]frontier.Cookie, nc)
+		for i := range r.Cookies {
+			if r.Cookies[i].Name, err = d.str("cookie name"); err != nil {
+				return nil, fmt.Errorf("%s: %w", r.URL, err)
+			}
+			if r.Cookies[i].Value, err = d.str("cookie value"); err != nil {
+				return nil, fmt.Errorf("%s: cookie %q: %w", r.URL, r.Cookies[i].Name, err)
+			}
+		}
+	}
+	if r.Meta, err = d.meta(&r.Body); err != nil {
+		return nil, fmt.Errorf("%s: meta: %w", r.URL, err)
+	}
+	return r, nil
+}
+
+func (d *mpReader) response() (*frontier.Response, error) {
+	n, err := d.arrayLen("response")
+	if err != nil {
+		return nil, err
+	}
+	if n != 5 {
+		d.off--
+		return nil, d.errf(ErrMalformed, "response array has %d elements, want 5 [url, status, meta, headers, body]", n)
+	}
+	r := &frontier.Response{Request: &frontier.Request{}}
+	if r.URL, err = d.str("url"); err != nil {
+		return nil, err
+	}
+	r.Request.URL = r.URL
+	st, err := d.int64("status")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.URL, err)
+	}
+	if st < math.MinInt32 || st > math.MaxInt32 {
+		return nil, fmt.Errorf("%s: %w", r.URL, d.errf(ErrMalformed, "status %d out of range", st))
+	}
+	r.Status = int(st)
+	if r.Request.Meta, err = d.meta(&r.Request.Body); err != nil {
+		return nil, fmt.Errorf("%s: meta: %w", r.URL, err)
+	}
+	if r.Headers, err = d.headers(); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.URL, err)
+	}
+	if c, err := d.peek("body"); err != nil {
+		return nil, err
+	} else if c == 0xc0 {
+		d.off++
+	} else if r.Body, err = d.bin("body"); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.URL, err)
+	}
+	return r, nil
+}
+
+func (d *mpReader) requests(what string) ([]*frontier.Request, error) {
+	n, err := d.arrayLen(what)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*frontier.Request, n)
+	for i := range out {
+		if out[i], err = d.request(); err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
+		}
+	}
+	return out, nil
+}
+
+var tagNames = map[string]string{
+	frontier.TagPageCrawled: "page_crawled", frontier.TagLinksExtracted: "links_extracted",
+	frontier.TagRequestError: "request_error", frontier.TagOffset: "offset", frontier.TagUpdateScore: "update_score",
+	frontier.TagNewJobID: "new_job_id", frontier.TagStats: "stats", frontier.TagAddSeeds: "add_seeds",
+}
+
+var tagArity = map[string]int{"pc": 2, "le": 3, "re": 3, "of": 3, "us": 4, "njid": 2, "st": 2, "as": 2}
+
+func (d *mpReader) message() (frontier.Message, string, error) {
+	n, err := d.arrayLen("message")
+	if err != nil {
+		return nil, "", err
+	}
+	if n == 0 {
+		d.off--
+		return nil, "", d.errf(ErrMalformed, "message array is empty")
+	}
+	tagAt := d.off
+	tag, isStr, err := d.rawStrOrBin("tag", true, true)
+	if err != nil {
+		return nil, "", err
+	}
+	name, known := tagNames[string(tag)]
+	if !known {
+		d.off = tagAt
+		return nil, "", d.errf(ErrUnknownTag, "tag %q", tag)
+	}
+	if isStr {
+		d.off = tagAt
+		return nil, name, d.errf(ErrUnknownTag, "tag %q is str; Frontera sends it as bin", tag)
+	}
+	if want := tagArity[string(tag)]; n != want {
+		d.off = 0
+		return nil, name, d.errf(ErrMalformed, "message array has %d elements, want %d", n, want)
+	}
+	switch string(tag) {
+	case frontier.TagPageCrawled:
+		r, err := d.response()
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.PageCrawled{Response: r}, name, nil
+	case frontier.TagLinksExtracted:
+		r, err := d.request()
+		if err != nil {
+			return nil, name, fmt.Errorf("request: %w", err)
+		}
+		links, err := d.requests("links")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.LinksExtracted{Request: r, Links: links}, name, nil
+	case frontier.TagRequestError:
+		r, err := d.request()
+		if err != nil {
+			return nil, name, fmt.Errorf("request: %w", err)
+		}
+		e, err := d.str("error")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.RequestError{Request: r, Error: e}, name, nil
+	case frontier.TagOffset:
+		p, err := d.int64("partition")
+		if err != nil {
+			return nil, name, err
+		}
+		if p < math.MinInt32 || p > math.MaxInt32 {
+			return nil, name, d.errf(ErrMalformed, "partition %d out of range", p)
+		}
+		o, err := d.int64("offset")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.Offset{Partition: int(p), Offset: o}, name, nil
+	case frontier.TagUpdateScore:
+		r, err := d.request()
+		if err != nil {
+			return nil, name, fmt.Errorf("request: %w", err)
+		}
+		s, err := d.float("score")
+		if err != nil {
+			return nil, name, err
+		}
+		sch, err := d.bool("schedule")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.UpdateScore{Request: r, Score: s, Schedule: sch}, name, nil
+	case frontier.TagNewJobID:
+		id, err := d.int64("job id")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.NewJobID{ID: id}, name, nil
+	case frontier.TagStats:
+		m, err := d.mapValue("stats", 1)
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.Stats{Map: m}, name, nil
+	case frontier.TagAddSeeds:
+		seeds, err := d.requests("seeds")
+		if err != nil {
+			return nil, name, err
+		}
+		return &frontier.AddSeeds{Seeds: seeds}, name, nil
+	}
+	return nil, name, d.errf(ErrUnknownTag, "tag %q", tag)
+}
