@@ -415,4 +415,3 @@ func TestDecodeFrontera(t *testing.T) {
 	}
 	t.Logf("%d decodings agree", n)
 }
-
