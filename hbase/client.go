@@ -1,0 +1,311 @@
+package hbase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
+)
+
+// Client is a pool of connections to one Thrift2 gateway. It is safe for concurrent use; each call borrows a
+// connection, so at most Config.PoolSize calls are in flight. The caller that made it closes it, after the
+// stores built on it are no longer used.
+type Client struct {
+	cfg  Config
+	log  *slog.Logger
+	m    *metrics
+	dial func(ctx context.Context) (*conn, error)
+
+	slots chan struct{} // one token per connection that may exist
+	idle  chan *conn
+
+	mu struct {
+		sync.Mutex
+		closed bool
+	}
+}
+
+// conn is one gateway connection. nc is nil for in-process services (tests).
+type conn struct {
+	svc thrift2.THBaseService
+	nc  net.Conn
+}
+
+func (c *conn) close() {
+	if c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// ErrClosed is returned by calls on a closed Client.
+var ErrClosed = errors.New("hbase: client closed")
+
+// Error is a failed call to the gateway. It names the operation and the gateway's address.
+type Error struct {
+	Op        string // e.g. "getMultiple frontier_states"
+	Addr      string
+	Err       error
+	Retryable bool // the call may succeed if tried again later (see IsRetryable)
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("hbase: %s at %s: %v", e.Op, e.Addr, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is a transient failure of HBase or of the path to it (gateway unreachable,
+// connection reset, region moving or opening, server starting): the same call may succeed later.
+func IsRetryable(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Retryable
+	}
+	retry, _ := classify(err)
+	return retry
+}
+
+// New returns a Client for the gateway at cfg.Addr and checks that it answers, so a wrong address fails at
+// start with an error naming it. log and reg may be nil.
+func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := newClient(cfg, log, reg, func(ctx context.Context) (*conn, error) { return dialConn(ctx, cfg) })
+	if err := c.do(ctx, "ping", true, func(ctx context.Context, s thrift2.THBaseService) error {
+		_, err := s.GetThriftServerType(ctx)
+		return err
+	}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newClient builds a Client over any dial function (tests pass an in-process fake).
+func newClient(cfg Config, log *slog.Logger, reg prometheus.Registerer, dial func(context.Context) (*conn, error)) *Client {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{
+		cfg:   cfg,
+		log:   log,
+		m:     newMetrics(reg),
+		dial:  dial,
+		slots: make(chan struct{}, cfg.PoolSize),
+		idle:  make(chan *conn, cfg.PoolSize),
+	}
+	return c
+}
+
+// Config returns the configuration the client was made with.
+func (c *Client) Config() Config { return c.cfg }
+
+// Close closes the idle connections; connections in use close when their call returns.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.mu.closed = true
+	c.mu.Unlock()
+	for {
+		select {
+		case cn := <-c.idle:
+			cn.close()
+			<-c.slots
+		default:
+			return nil
+		}
+	}
+}
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.closed
+}
+
+// acquire returns an idle connection or dials a new one if the pool has room.
+func (c *Client) acquire(ctx context.Context) (*conn, error) {
+	select {
+	case cn := <-c.idle:
+		return cn, nil
+	default:
+	}
+	select {
+	case cn := <-c.idle:
+		return cn, nil
+	case c.slots <- struct{}{}:
+		cn, err := c.dial(ctx)
+		if err != nil {
+			<-c.slots
+			return nil, err
+		}
+		return cn, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Client) release(cn *conn, broken bool) {
+	if broken || c.isClosed() {
+		cn.close()
+		<-c.slots
+		return
+	}
+	c.idle <- cn
+}
+
+// do runs fn on a pooled connection, retrying retryable failures with backoff. A call that is not idempotent
+// (an increment) is retried only when it cannot have reached the server (the connection was not made).
+func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(context.Context, thrift2.THBaseService) error) error {
+	backoff := c.cfg.RetryBackoff
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		if c.isClosed() {
+			return ErrClosed
+		}
+		err, sent := c.try(ctx, fn)
+		if err == nil {
+			c.m.observe(op, start, nil)
+			return nil
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+			c.m.observe(op, start, err)
+			return &Error{Op: op, Addr: c.cfg.Addr, Err: err}
+		}
+		retry, _ := classify(err)
+		if !retry || attempt >= c.cfg.Retries || (sent && !idempotent) {
+			c.m.observe(op, start, err)
+			if retry && attempt >= c.cfg.Retries {
+				err = fmt.Errorf("gave up after %d tries: %w", attempt+1, err)
+			}
+			return &Error{Op: op, Addr: c.cfg.Addr, Err: err, Retryable: retry}
+		}
+		c.m.retries.Inc()
+		c.log.Warn("hbase call failed, retrying", "op", op, "addr", c.cfg.Addr, "attempt", attempt+1, "backoff", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			c.m.observe(op, start, ctx.Err())
+			return &Error{Op: op, Addr: c.cfg.Addr, Err: fmt.Errorf("%w (while retrying after: %v)", ctx.Err(), err)}
+		case <-t.C:
+		}
+		backoff = min(2*backoff, c.cfg.MaxRetryBackoff)
+	}
+}
+
+// try makes one attempt; sent reports whether the request may have reached the server.
+func (c *Client) try(ctx context.Context, fn func(context.Context, thrift2.THBaseService) error) (err error, sent bool) {
+	cn, err := c.acquire(ctx)
+	if err != nil {
+		return err, false
+	}
+	if cn.nc != nil {
+		cn.nc.SetDeadline(time.Now().Add(c.cfg.RequestTimeout))
+		// A cancelled ctx interrupts a blocked read or write; the connection is then discarded.
+		stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	err = fn(ctx, cn.svc)
+	_, broken := classify(err)
+	c.release(cn, broken || (err != nil && ctx.Err() != nil))
+	return err, true
+}
+
+// classify says whether err is worth retrying and whether it leaves the connection unusable.
+func classify(err error) (retry, broken bool) {
+	if err == nil {
+		return false, false
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false, true
+	}
+	var ioe *thrift2.TIOError
+	if errors.As(err, &ioe) {
+		return retryableServerError(ioe.GetMessage()), false
+	}
+	var ia *thrift2.TIllegalArgument
+	if errors.As(err, &ia) {
+		return false, false
+	}
+	var appErr thrift.TApplicationException
+	if errors.As(err, &appErr) {
+		// The gateway answered (the connection is in sync) with an exception it does not map to TIOError, such as
+		// an IllegalArgumentException: trying again will not help.
+		return false, false
+	}
+	var te thrift.TTransportException
+	var ne net.Error
+	var pe thrift.TProtocolException
+	switch {
+	case errors.As(err, &te), errors.As(err, &ne), errors.As(err, &pe),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true, true
+	}
+	return false, true
+}
+
+// retryableServerError recognises the HBase exceptions (passed through TIOError's message) that clear up by
+// themselves: regions moving, splitting or opening, servers starting or busy, the gateway's HBase client timing out.
+func retryableServerError(msg string) bool {
+	for _, s := range []string{
+		"NotServingRegionException", "RegionMovedException", "RegionOpeningException", "RegionTooBusyException",
+		"ServerNotRunningYetException", "PleaseHoldException", "CallQueueTooBigException", "RetriesExhaustedException",
+		"RetriesExhaustedWithDetailsException", "SocketTimeoutException", "CallTimeoutException", "ConnectException",
+		"ConnectionClosingException", "ConnectionClosedException", "NoServerForRegionException", "MasterNotRunningException",
+		"RegionServerStoppedException", "OperationTimeoutExceededException", "ClosedChannelException", "TimeoutIOException",
+		"Connection refused",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// dialConn opens one gateway connection with the configured transport and protocol.
+func dialConn(ctx context.Context, cfg Config) (*conn, error) {
+	d := net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	tconf := &thrift.TConfiguration{MaxMessageSize: 1 << 30, MaxFrameSize: 1 << 30}
+	var tr thrift.TTransport = netTransport{nc}
+	switch cfg.Transport {
+	case "framed":
+		tr = thrift.NewTFramedTransportConf(tr, tconf)
+	default:
+		tr = thrift.NewTBufferedTransport(tr, 64<<10)
+	}
+	var iprot, oprot thrift.TProtocol
+	switch cfg.Protocol {
+	case "compact":
+		iprot, oprot = thrift.NewTCompactProtocolConf(tr, tconf), thrift.NewTCompactProtocolConf(tr, tconf)
+	default:
+		iprot, oprot = thrift.NewTBinaryProtocolConf(tr, tconf), thrift.NewTBinaryProtocolConf(tr, tconf)
+	}
+	return &conn{svc: thrift2.NewTHBaseServiceClient(thrift.NewTStandardClient(iprot, oprot)), nc: nc}, nil
+}
+
+// netTransport adapts a net.Conn to thrift.TTransport without thrift's TSocket, which resets the connection's
+// deadline on every read and so would defeat ctx cancellation.
+type netTransport struct{ net.Conn }
+
+func (netTransport) Open() error                 { return nil }
+func (netTransport) IsOpen() bool                { return true }
+func (netTransport) Flush(context.Context) error { return nil }
+func (netTransport) RemainingBytes() (n uint64)  { return ^uint64(0) }

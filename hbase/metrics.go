@@ -1,0 +1,53 @@
+package hbase
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	calls   *prometheus.CounterVec
+	errors  *prometheus.CounterVec
+	seconds *prometheus.HistogramVec
+	retries prometheus.Counter
+}
+
+// newMetrics registers the client's metrics on reg; nil registers nowhere.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "frontier_hbase_calls_total", Help: "Calls to the HBase Thrift2 gateway, by operation.",
+		}, []string{"op"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "frontier_hbase_call_errors_total", Help: "Calls to the HBase Thrift2 gateway that failed after retries, by operation.",
+		}, []string{"op"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "frontier_hbase_call_seconds", Help: "Latency of calls to the HBase Thrift2 gateway, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"op"}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "frontier_hbase_retries_total", Help: "Calls to the HBase Thrift2 gateway tried again after a transient error.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.calls, m.errors, m.seconds, m.retries)
+	}
+	return m
+}
+
+func (m *metrics) observe(op string, start time.Time, err error) {
+	// op is "<rpc> <table>"; label by the RPC only, to keep cardinality fixed.
+	rpc := op
+	for i := 0; i < len(op); i++ {
+		if op[i] == ' ' {
+			rpc = op[:i]
+			break
+		}
+	}
+	m.calls.WithLabelValues(rpc).Inc()
+	m.seconds.WithLabelValues(rpc).Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.errors.WithLabelValues(rpc).Inc()
+	}
+}
