@@ -21,8 +21,16 @@ type Entry struct {
 
 // Store maps fingerprints to entries. Implementations are safe for concurrent use.
 //
-// Get fills out[i] with the entry of fps[i] and found[i] with whether it exists; a missing fingerprint leaves
-// the zero Entry (NotCrawled). Put writes entries[i] under fps[i]; it is atomic per key, not per batch.
+// Get fills out[i] with the entry of fps[i] and found[i] with whether it exists; a missing fingerprint gets
+// the zero Entry (NotCrawled) and found[i] = false. out and found must be at least as long as fps.
+//
+// Put writes entries[i] under fps[i]; it is atomic per key, not per batch, and when a fingerprint appears
+// twice in one batch the later entry wins. It rejects (with an error, storing nothing) an empty fingerprint,
+// an invalid State, or fewer entries than fingerprints (see CheckPut). Once Put returns nil the entries are
+// durable as the implementation defines it (HBase: acknowledged by the region servers; Pebble: in the synced
+// WAL).
+//
+// The conformance suite is state/statetest.
 type Store interface {
 	Get(ctx context.Context, fps []frontier.Fingerprint, out []Entry, found []bool) error
 	Put(ctx context.Context, fps []frontier.Fingerprint, entries []Entry) error
