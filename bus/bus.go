@@ -6,12 +6,23 @@
 // Delivery is at least once: a consumer re-delivers everything after its last commit, and the caller commits
 // only after the effects of a batch are durable (DESIGN.md §1, invariant 2).
 //
+// A role opens its streams through a [Bus] (kafkabus.Bus in a cluster, membus.Bus in standalone mode and unit
+// tests), so the same worker code runs on both. Consumers own explicit partitions: a strategy worker reads its one
+// spider-log partition, a spider its one feed partition, the DB worker every partition. A consumer group that has
+// never committed starts at the earliest offset still held, so a new group reads the whole backlog (Frontera
+// started at the latest offset and silently skipped it).
+//
+// Messages the caller cannot decode go through [Decode]: each is counted and logged with its partition and offset
+// by the consumer (see [MalformedReporter]) and skipped, while the rest of the batch is processed; it is committed
+// with the batch, so it is not redelivered forever.
+//
 // This package imports no Kafka client; only bus/kafkabus does.
 package bus
 
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Stream names one of Frontier's streams.
@@ -67,3 +78,89 @@ type LagReader interface {
 
 // ErrClosed is returned by operations on a closed producer or consumer.
 var ErrClosed = errors.New("bus: closed")
+
+// The consumer groups Frontera uses (frontera-0.8-spec.md §2); Frontier keeps the names so that offsets
+// committed by one implementation are understood by the other.
+const (
+	GroupStrategyWorkerSpiderLog = "sw-spider-log"        // strategy worker p on spider-log partition p
+	GroupDBWorkerSpiderLog       = "dbw-spider-log"       // DB worker on every spider-log partition
+	GroupDBWorkerScoringLog      = "dbw-scoring-log"      // DB worker on every scoring-log partition
+	GroupSpiderFeed              = "fetchers-spider-feed" // spider p on spider-feed partition p
+)
+
+// Streams lists the three streams in a fixed order.
+var Streams = []Stream{SpiderLog, ScoringLog, SpiderFeed}
+
+// Bus opens producers and consumers of the streams. kafkabus.Bus and membus.Bus implement it; the conformance
+// suite in bus/bustest holds both to the same contract. Safe for concurrent use. Producers and consumers it
+// opens are closed by their callers, before the Bus itself.
+type Bus interface {
+	// Producer opens a producer of stream. With a non-nil p, each message goes to partition
+	// p(key, Partitions(stream)); with a nil p, to its own Message.Partition.
+	Producer(ctx context.Context, stream Stream, p Partitioner) (Producer, error)
+	// Consumer opens a consumer of the given partitions of stream in group. It starts at the group's committed
+	// offset of each partition, or at the earliest offset held if the group never committed there.
+	Consumer(ctx context.Context, stream Stream, group string, partitions []int) (Consumer, error)
+	// Partitions is the partition count of stream.
+	Partitions(stream Stream) int
+	LagReader
+}
+
+// MalformedReporter is implemented by consumers that count and log the messages their caller could not decode.
+// Every consumer in bus/kafkabus and bus/membus implements it; a wrapping consumer should forward it.
+type MalformedReporter interface {
+	// Malformed records that m could not be decoded because of err: a counter is incremented and the stream,
+	// group, partition and offset are logged. It never fails.
+	Malformed(m Message, err error)
+}
+
+// Decode decodes msgs in order with decode and returns the decoded values of the messages it accepts. A message
+// decode rejects is skipped and reported to c's Malformed method (when c implements [MalformedReporter]); the
+// others are still decoded. Commit the whole batch, malformed messages included, once the values are durable, so
+// a malformed message is not redelivered after a restart.
+func Decode[T any](c Consumer, msgs []Message, decode func(Message) (T, error)) []T {
+	out := make([]T, 0, len(msgs))
+	rep, _ := c.(MalformedReporter)
+	for _, m := range msgs {
+		v, err := decode(m)
+		if err != nil {
+			if rep != nil {
+				rep.Malformed(m, err)
+			}
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// CheckPartitions reports an error naming stream if partitions is empty, has a duplicate, or names a partition
+// outside [0, n). Implementations of [Bus] use it to validate Consumer's arguments.
+func CheckPartitions(stream Stream, partitions []int, n int) error {
+	if len(partitions) == 0 {
+		return fmt.Errorf("bus: %s: no partitions to consume", stream)
+	}
+	seen := make(map[int]bool, len(partitions))
+	for _, p := range partitions {
+		if p < 0 || p >= n {
+			return fmt.Errorf("bus: %s: partition %d out of range [0, %d)", stream, p, n)
+		}
+		if seen[p] {
+			return fmt.Errorf("bus: %s: partition %d listed twice", stream, p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// CommitOffsets returns, per partition, the offset to commit for msgs: one past the highest offset among them
+// (Kafka's convention: the committed offset is the next one to read).
+func CommitOffsets(msgs []Message) map[int]int64 {
+	next := make(map[int]int64)
+	for _, m := range msgs {
+		if o, ok := next[m.Partition]; !ok || m.Offset+1 > o {
+			next[m.Partition] = m.Offset + 1
+		}
+	}
+	return next
+}
