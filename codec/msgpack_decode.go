@@ -331,8 +331,11 @@ func (d *mpReader) float(what string) (float64, error) {
 		u, err := d.uintN(4, what)
 		return float64(math.Float32frombits(uint32(u))), err
 	}
+	if t := typeName(c); t != "int" {
+		return 0, d.wrongType(what+" (float)", c)
+	}
 	start := d.off
-	v, err := d.intValue(what + " (float)")
+	v, err := d.intValue(what)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,301 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/google/go-cmp/cmp"
+)
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.NewReplacer(" ", "", "\n", "").Replace(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// specRequest is R of frontera-0.8-spec.md §1.3.
+func specRequest() *frontier.Request {
+	return &frontier.Request{URL: "http://example.com/", Method: "GET", Meta: frontier.Map{
+		{Key: []byte("fingerprint"), Value: []byte("89e6a0649e06d83370cdf2cbfb05f363934a8d0c")},
+		{Key: []byte("jid"), Value: int64(0)},
+	}}
+}
+
+const specR = "95 b3 687474703a2f2f6578616d706c652e636f6d2f c4 03 474554 80 80 82 c40b 66696e6765727072696e74 c428" +
+	"3839653661303634396530366438333337306364663263626662303566333633393334613864306300 c403 6a6964 00"
+
+func TestSpecGoldenBytes(t *testing.T) {
+	// The golden R in the spec elides the fingerprint; spell it out: hex of the 40 ASCII hex digits.
+	r := strings.Replace(specR, "3839653661303634396530366438333337306364663263626662303566333633393334613864306300",
+		hex.EncodeToString([]byte("89e6a0649e06d83370cdf2cbfb05f363934a8d0c")), 1)
+	for _, tc := range []struct {
+		name string
+		enc  func() ([]byte, error)
+		want string
+	}{
+		{"feed R", func() ([]byte, error) { return Msgpack{}.EncodeRequest(specRequest()) }, r},
+		{"of", func() ([]byte, error) { return Msgpack{}.EncodeMessage(&frontier.Offset{Partition: 3, Offset: 1234}) }, "93 c4026f66 03 cd04d2"},
+		{"njid", func() ([]byte, error) { return Msgpack{}.EncodeMessage(&frontier.NewJobID{ID: 2}) }, "92 c4046e6a6964 02"},
+		{"re", func() ([]byte, error) {
+			return Msgpack{}.EncodeMessage(&frontier.RequestError{Request: specRequest(), Error: "DNSLookupError"})
+		}, "93 c4027265" + r + "ae 444e534c6f6f6b75704572726f72"},
+		{"json of", func() ([]byte, error) { return JSON{}.EncodeMessage(&frontier.Offset{Partition: 0, Offset: 1234}) },
+			hex.EncodeToString([]byte(`["dict", [[["other", "type"], ["other", "offset"]], [["other", "partition_id"], ["other", 0]], [["other", "offset"], ["other", 1234]]]]`))},
+	} {
+		got, err := tc.enc()
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if want := unhex(t, tc.want); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %x\nwant %x", tc.name, got, want)
+		}
+	}
+}
+
+func TestRequestBodyTravelsInMeta(t *testing.T) {
+	for _, c := range []Codec{Msgpack{}, JSON{}} {
+		r := specRequest()
+		plain, err := c.EncodeRequest(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body = []byte("a=1&b=2")
+		withBody, err := c.EncodeRequest(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(plain, withBody) {
+			t.Fatalf("%s: body not encoded", c.Name())
+		}
+		got, err := c.DecodeRequest(withBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Body) != "a=1&b=2" {
+			t.Errorf("%s: decoded body %q", c.Name(), got.Body)
+		}
+		if _, ok := got.Meta.Get(frontier.MetaKeyBody); ok {
+			t.Errorf("%s: %s left in Meta after decoding", c.Name(), frontier.MetaKeyBody)
+		}
+		if len(got.Meta) != 2 {
+			t.Errorf("%s: meta = %v", c.Name(), got.Meta)
+		}
+		// A stale body key in Meta is replaced by Body, or dropped when Body is empty.
+		r.Meta = append(r.Meta, frontier.Entry{Key: []byte(frontier.MetaKeyBody), Value: []byte("stale")})
+		again, _ := c.EncodeRequest(r)
+		if !bytes.Equal(again, withBody) {
+			t.Errorf("%s: a stale meta body key changed the bytes", c.Name())
+		}
+		r.Body = nil
+		again, _ = c.EncodeRequest(r)
+		if !bytes.Equal(again, plain) {
+			t.Errorf("%s: a stale meta body key was sent without a body", c.Name())
+		}
+	}
+}
+
+func TestRoundTripEveryMessage(t *testing.T) {
+	req := specRequest()
+	req.Method = "POST"
+	req.Headers = frontier.Headers{{Name: []byte("Accept"), Values: [][]byte{[]byte("text/html")}}}
+	req.Cookies = []frontier.Cookie{{Name: "sid", Value: "42"}}
+	req.Body = []byte("q=1")
+	meta := frontier.Map{
+		{Key: []byte("jid"), Value: int64(3)},
+		{Key: []byte("big"), Value: uint64(math.MaxUint64)},
+		{Key: []byte("neg"), Value: int64(math.MinInt64)},
+		{Key: "str", Value: "ü"},
+		{Key: []byte("nested"), Value: frontier.Map{{Key: []byte("l"), Value: []frontier.Value{nil, true, 1.5}}}},
+	}
+	msgs := []frontier.Message{
+		&frontier.PageCrawled{Response: &frontier.Response{URL: "http://example.com/", Status: 200, Body: []byte("<html>"),
+			Headers: frontier.Headers{{Name: []byte("Content-Type"), Values: [][]byte{[]byte("text/html")}}},
+			Request: &frontier.Request{URL: "http://example.com/", Meta: meta}}},
+		&frontier.LinksExtracted{Request: req, Links: []*frontier.Request{specRequest(), specRequest()}},
+		&frontier.RequestError{Request: req, Error: "TimeoutError"},
+		&frontier.Offset{Partition: 7, Offset: 1 << 40},
+		&frontier.UpdateScore{Request: req, Score: 0.25, Schedule: true},
+		&frontier.NewJobID{ID: 9},
+		&frontier.Stats{Map: frontier.Map{{Key: "pushed", Value: int64(5)}, {Key: "_tags", Value: frontier.Map{{Key: "source", Value: "sw"}}}}},
+		&frontier.AddSeeds{Seeds: []*frontier.Request{specRequest()}},
+	}
+	for _, c := range []Codec{Msgpack{}, JSON{}} {
+		for _, m := range msgs {
+			b, err := c.EncodeMessage(m)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.Name(), m.Name(), err)
+			}
+			got, err := c.DecodeMessage(b)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.Name(), m.Name(), err)
+			}
+			want := m
+			if pc, ok := m.(*frontier.PageCrawled); ok && c.Name() == "json" {
+				// Frontera's JSON page_crawled has no headers.
+				cp := *pc.Response
+				cp.Headers = nil
+				want = &frontier.PageCrawled{Response: &cp}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s round trip (-want +got):\n%s", c.Name(), m.Name(), diff)
+			}
+		}
+	}
+}
+
+func TestNew(t *testing.T) {
+	for _, name := range []string{"msgpack", "JSON", "frontera.contrib.backends.remote.codecs.msgpack"} {
+		if _, err := New(name); err != nil {
+			t.Errorf("New(%q): %v", name, err)
+		}
+	}
+	if _, err := New("protobuf"); err == nil || !strings.Contains(err.Error(), "protobuf") || !strings.Contains(err.Error(), "msgpack") {
+		t.Errorf("New(unknown) error = %v", err)
+	}
+}
+
+func TestEncodeErrors(t *testing.T) {
+	bad := &frontier.Request{URL: "http://x/", Meta: frontier.Map{{Key: []byte("k"), Value: struct{}{}}}}
+	nonUTF8 := &frontier.Request{URL: "http://x/", Meta: frontier.Map{{Key: []byte("k"), Value: []byte{0xff}}}}
+	deep := frontier.Value(nil)
+	for range MaxDepth + 2 {
+		deep = []frontier.Value{deep}
+	}
+	tooDeep := &frontier.Request{URL: "http://x/", Meta: frontier.Map{{Key: []byte("d"), Value: deep}}}
+	for _, tc := range []struct {
+		name  string
+		c     Codec
+		m     frontier.Message
+		r     *frontier.Request
+		wants string
+	}{
+		{"msgpack nil message", Msgpack{}, nil, nil, "nil"},
+		{"msgpack nil request", Msgpack{}, &frontier.LinksExtracted{}, nil, "request is nil"},
+		{"msgpack nil link", Msgpack{}, &frontier.LinksExtracted{Request: specRequest(), Links: []*frontier.Request{nil}}, nil, "links[0]"},
+		{"msgpack nil response", Msgpack{}, &frontier.PageCrawled{}, nil, "response is nil"},
+		{"msgpack bad meta value", Msgpack{}, nil, bad, `meta[b"k"]: value of type struct {}`},
+		{"msgpack too deep", Msgpack{}, nil, tooDeep, "nesting deeper"},
+		{"json bad meta value", JSON{}, nil, bad, `meta[b"k"]: value of type struct {}`},
+		{"json non-UTF-8 bytes", JSON{}, nil, nonUTF8, "not UTF-8"},
+		{"json nil message", JSON{}, nil, nil, "nil"},
+		{"json too deep", JSON{}, nil, tooDeep, "nesting deeper"},
+	} {
+		var err error
+		if tc.r != nil {
+			_, err = tc.c.EncodeRequest(tc.r)
+		} else {
+			_, err = tc.c.EncodeMessage(tc.m)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wants) || !strings.HasPrefix(err.Error(), "codec: ") {
+			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.wants)
+		}
+	}
+}
+
+func TestMsgpackDecodeErrors(t *testing.T) {
+	r := hex.EncodeToString(mustEncode(t, specRequest()))
+	for _, tc := range []struct {
+		name, in string
+		kind     error
+		wants    string
+	}{
+		{"empty", "", ErrTruncated, "at byte 0"},
+		{"not an array", "c0", ErrMalformed, "want message (array), got nil"},
+		{"empty array", "90", ErrMalformed, "empty"},
+		{"unknown tag", "92 c4027a7a 00", ErrUnknownTag, `tag "zz"`},
+		{"str tag", "93 a26f66 03 cd04d2", ErrUnknownTag, "is str"},
+		{"int tag", "92 01 02", ErrMalformed, "want tag (bin or str), got int"},
+		{"wrong arity", "92 c4026f66 03", ErrMalformed, "2 elements, want 3"},
+		{"truncated int", "93 c4026f66 03 cd04", ErrTruncated, "offset"},
+		{"offset is str", "93 c4026f66 03 a131", ErrMalformed, "want offset (int), got str"},
+		{"offset overflows", "93 c4026f66 03 cfffffffffffffffff", ErrMalformed, "overflows int64"},
+		{"huge array", "dd ffffffff", ErrTruncated, "length 4294967295"},
+		{"huge map in stats", "92 c4027374 df ffffffff", ErrTruncated, "length 4294967295"},
+		{"huge str url", "91 c4026c65", ErrMalformed, "1 elements, want 3"},
+		{"huge bin", "92 c6 ffffffff", ErrTruncated, "tag of length 4294967295"},
+		{"trailing bytes", "92 c4046e6a6964 02 00", ErrMalformed, "trailing"},
+		{"invalid utf-8 str", "93 c4027265" + r + "a2 fffe", ErrMalformed, "not valid UTF-8"},
+		{"request of 4", "93 c4027265 94 a0 c0 80 80 ae", ErrMalformed, "4 elements, want 5"},
+		{"meta is a list", "93 c4027265 95 a0 c403474554 80 80 90 a0", ErrMalformed, "want meta (map), got array"},
+		{"unhashable key", "93 c4027265 95 a0 c403474554 80 80 81 90 00 a0", ErrMalformed, "unhashable array"},
+		{"ext type", "93 c4027265 95 a0 c403474554 80 80 81 a0 d40100 a0", ErrMalformed, "unsupported msgpack type"},
+		{"reserved c1", "92 c4027374 81 a0 c1", ErrMalformed, "reserved"},
+		{"score is a str", "94 c4027573" + r + "a0 c3", ErrMalformed, "want score (float), got str"},
+		{"schedule is int", "94 c4027573" + r + "cb3fe0000000000000 01", ErrMalformed, "want schedule (bool), got int"},
+		{"link is bad", "93 c4026c65" + r + "91 c0", ErrMalformed, "links[0]"},
+		{"deep nesting", "92 c4027374 81 a0" + strings.Repeat("91", MaxDepth+4) + "c0", ErrMalformed, "nesting deeper"},
+	} {
+		_, err := Msgpack{}.DecodeMessage(unhex(t, tc.in))
+		if err == nil || !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.wants) || !strings.HasPrefix(err.Error(), "codec: msgpack: ") {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.kind, tc.wants)
+		}
+	}
+	if _, err := (Msgpack{}).DecodeRequest(unhex(t, r[:len(r)-2])); !errors.Is(err, ErrTruncated) {
+		t.Errorf("truncated request: %v", err)
+	}
+}
+
+func mustEncode(t testing.TB, r *frontier.Request) []byte {
+	b, err := Msgpack{}.EncodeRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestJSONDecodeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		kind     error
+		wants    string
+	}{
+		{"empty", "", ErrTruncated, "at byte 0"},
+		{"object", `{"type": "offset"}`, ErrMalformed, "JSON object"},
+		{"not a pair", `["dict"]`, ErrMalformed, "pair"},
+		{"unknown value type", `["set", []]`, ErrMalformed, `unknown value type "set"`},
+		{"unknown message", `["dict", [[["other", "type"], ["other", "nope"]]]]`, ErrUnknownTag, `"nope"`},
+		{"no type", `["dict", []]`, ErrMalformed, `missing key "type"`},
+		{"missing field", `["dict", [[["other", "type"], ["other", "offset"]]]]`, ErrMalformed, `offset: missing key "partition_id"`},
+		{"offset is str", `["dict", [[["other", "type"], ["other", "new_job_id"]], [["other", "job_id"], ["other", "x"]]]]`, ErrMalformed, "job_id is string"},
+		{"truncated", `["dict", [[["other", "type"], ["other", "offs`, ErrTruncated, "inside a string"},
+		{"trailing", `["other", 1] x`, ErrMalformed, "trailing"},
+		{"lone surrogate", `["bytes", "\ud800"]`, ErrMalformed, "surrogate"},
+		{"bad escape", `["other", "\q"]`, ErrMalformed, "invalid escape"},
+		{"control char", "[\"other\", \"a\x01\"]", ErrMalformed, "control character"},
+		{"huge int", `["dict", [[["other", "type"], ["other", "new_job_id"]], [["other", "job_id"], ["other", 123456789012345678901234567890]]]]`, ErrMalformed, "does not fit 64 bits"},
+		{"bad number", `["other", -]`, ErrMalformed, "invalid number"},
+		{"unhashable key", `["dict", [[["list", []], ["other", 1]]]]`, ErrMalformed, "unhashable"},
+		{"deep", strings.Repeat(`["list", [`, MaxDepth+2) + strings.Repeat("]]", MaxDepth+2), ErrMalformed, "nesting deeper"},
+		{"bad base64 body", `["dict", [[["other", "type"], ["other", "page_crawled"]], [["other", "r"], ["dict", [[["other", "url"], ["other", "u"]], [["other", "status_code"], ["other", 200]], [["other", "meta"], ["dict", []]], [["other", "body"], ["bytes", "!!"]]]]]]]`, ErrMalformed, "base64"},
+	} {
+		_, err := JSON{}.DecodeMessage([]byte(tc.in))
+		if err == nil || !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.wants) || !strings.HasPrefix(err.Error(), "codec: json: ") {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.kind, tc.wants)
+		}
+	}
+}
+
+func TestPythonFloatRepr(t *testing.T) {
+	for f, want := range map[float64]string{
+		0: "0.0", 1: "1.0", -1.5: "-1.5", 0.1: "0.1", 1e-4: "0.0001", 1e-5: "1e-05", 1.5e-7: "1.5e-07",
+		1e15: "1000000000000000.0", 1e16: "1e+16", 1.2345e16: "1.2345e+16", 123456789.125: "123456789.125",
+		1.5e300: "1.5e+300", 5e-324: "5e-324", math.Inf(1): "Infinity", math.Inf(-1): "-Infinity",
+		1.0 / 3: "0.3333333333333333", 9007199254740992: "9007199254740992.0", math.Copysign(0, -1): "-0.0",
+	} {
+		if got := string(appendPyFloat(nil, f)); got != want {
+			t.Errorf("repr(%v) = %s, want %s", f, got, want)
+		}
+	}
+	if got := string(appendPyFloat(nil, math.NaN())); got != "NaN" {
+		t.Errorf("repr(nan) = %s", got)
+	}
+}
