@@ -427,11 +427,11 @@ func describeJSON(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// dictField returns the value under the str key name.
+// dictField returns the value under the str key name; with duplicate keys the last wins, as in Python's dict().
 func dictField(m frontier.Map, name string) (frontier.Value, error) {
-	for _, e := range m {
-		if k, ok := e.Key.(string); ok && k == name {
-			return e.Value, nil
+	for i := len(m) - 1; i >= 0; i-- {
+		if k, ok := m[i].Key.(string); ok && k == name {
+			return m[i].Value, nil
 		}
 	}
 	return nil, fmt.Errorf("missing key %q: %w", name, ErrMalformed)
