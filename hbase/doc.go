@@ -57,18 +57,18 @@
 //
 // # Queue row keys
 //
-//	partition (uint16 BE) | inverted score bucket (uint16 BE) | host | 0x00 | fingerprint
+//		partition (uint16 BE) | inverted score bucket (uint16 BE) | host | 0x00 | fingerprint
 //
-//   - One row per URL: the key is a function of the item, so a replayed Schedule overwrites the same row
-//     (Frontera #87 came from one row per batch holding many URLs).
-//   - partition first: a spider partition's rows are one contiguous key range, so Next is a range scan of that
-//     prefix with a row limit, never a full-table scan (Frontera #227).
-//   - inverted score bucket next: bucket = floor((1 − score) × Config.ScoreBuckets), so the range scan meets
-//     the best scores first and stops as soon as the batch is full.
-//   - host next: inside one bucket a host's rows are contiguous and hosts follow one another, so a batch
-//     spreads over hosts; when a host reaches its per-host cap, Next seeks past the rest of that host's rows in
-//     the bucket (start key host+0x01) instead of reading them. Host names never contain 0x00, the separator.
-//   - fingerprint last: unique, and recoverable from the key, so the scan reads one cell per row.
+//	  - One row per URL: the key is a function of the item, so a replayed Schedule overwrites the same row
+//	    (Frontera #87 came from one row per batch holding many URLs).
+//	  - partition first: a spider partition's rows are one contiguous key range, so Next is a range scan of that
+//	    prefix with a row limit, never a full-table scan (Frontera #227).
+//	  - inverted score bucket next: bucket = floor((1 − score) × Config.ScoreBuckets), so the range scan meets
+//	    the best scores first and stops as soon as the batch is full.
+//	  - host next: inside one bucket a host's rows are contiguous and hosts follow one another, so a batch
+//	    spreads over hosts; when a host reaches its per-host cap, Next seeks past the rest of that host's rows in
+//	    the bucket (start key host+0x01) instead of reading them. Host names never contain 0x00, the separator.
+//	  - fingerprint last: unique, and recoverable from the key, so the scan reads one cell per row.
 //
 // The index row 0xFFFF|fingerprint (in the same table, past every partition; so partitions are limited to
 // 0..65534) records the fingerprint's current row key. Schedule reads the index for its whole batch with one

@@ -15,8 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/metadata/metadatatest"
 	"github.com/frontiercrawl/frontier/queue"
+	"github.com/frontiercrawl/frontier/queue/queuetest"
 	"github.com/frontiercrawl/frontier/state"
+	"github.com/frontiercrawl/frontier/state/statetest"
 )
 
 // testConfig returns the config of the HBase the deploy scripts started (FRONTIER_TEST_HBASE and friends, see
@@ -49,15 +53,15 @@ func testConfig(t testing.TB) Config {
 	return cfg
 }
 
-// openTest creates the tables under a fresh prefix and drops them when the test ends.
-func openTest(t testing.TB, cfg Config) *Client {
+// openTest creates the tables (all if none are named) under cfg's prefix and drops them when the test ends.
+func openTest(t testing.TB, cfg Config, tables ...string) *Client {
 	t.Helper()
 	ctx := context.Background()
-	if err := EnsureSchema(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
 	c, err := New(ctx, cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ensureTables(ctx, tables...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -78,12 +82,11 @@ func fpOf(s string) frontier.Fingerprint {
 
 func TestIntegrationSmoke(t *testing.T) {
 	cfg := testConfig(t)
-	c := openTest(t, cfg)
-	ctx := t.Context()
-	// Idempotent schema.
-	if err := c.EnsureSchema(ctx); err != nil {
+	if err := EnsureSchema(t.Context(), cfg); err != nil {
 		t.Fatal(err)
 	}
+	c := openTest(t, cfg) // EnsureSchema again: idempotent
+	ctx := t.Context()
 	st := c.States()
 	fps := []frontier.Fingerprint{fpOf("a"), fpOf("b")}
 	if err := st.Put(ctx, fps[:1], []state.Entry{{State: frontier.Crawled, RevisitAt: 42}}); err != nil {
@@ -126,4 +129,35 @@ func TestIntegrationSmoke(t *testing.T) {
 	if err != nil || v[0] != 1 || v[1] != 2 || v[2] != 4 {
 		t.Fatalf("add = %v, %v", v, err)
 	}
+}
+
+// reopen returns a new Client on the same tables, as a restarted process would have.
+func reopen(t testing.TB, c *Client) *Client {
+	t.Helper()
+	c.Close()
+	n, err := New(context.Background(), c.cfg, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func TestIntegrationConformance(t *testing.T) {
+	t.Run("queue", func(t *testing.T) {
+		queuetest.Run(t, func(t *testing.T) queue.Queue { return openTest(t, testConfig(t), queueTable).Queue() },
+			queuetest.WithReopen(func(t *testing.T, q queue.Queue) queue.Queue { return reopen(t, q.(*Queue).c).Queue() }))
+	})
+	t.Run("state", func(t *testing.T) {
+		statetest.Run(t, func(t *testing.T) state.Store { return openTest(t, testConfig(t), statesTable).States() },
+			statetest.WithReopen(func(t *testing.T, s state.Store) state.Store { return reopen(t, s.(*States).c).States() }))
+	})
+	t.Run("metadata", func(t *testing.T) {
+		metadatatest.Run(t, func(t *testing.T) metadata.Store { return openTest(t, testConfig(t), metadataTable).Pages() },
+			func(t *testing.T, p metadata.Store) metadata.Store { return reopen(t, p.(*Pages).c).Pages() })
+	})
+	t.Run("domains", func(t *testing.T) {
+		metadatatest.RunDomains(t, func(t *testing.T) metadata.Domains { return openTest(t, testConfig(t), domainsTable).Domains() },
+			func(t *testing.T, d metadata.Domains) metadata.Domains { return reopen(t, d.(*Domains).c).Domains() })
+	})
 }

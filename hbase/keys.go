@@ -111,6 +111,9 @@ func stateValue(e state.Entry) []byte {
 var errStateValue = errors.New("want 1 or 9 bytes")
 
 func decodeStateValue(v []byte) (state.Entry, error) {
+	if len(v) > 0 && !frontier.State(v[0]).Valid() {
+		return state.Entry{}, fmt.Errorf("state value %x: invalid state %d", v, v[0])
+	}
 	switch len(v) {
 	case 1:
 		return state.Entry{State: frontier.State(v[0])}, nil

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
+	"sync"
 
 	"github.com/apache/thrift/lib/go/thrift"
 
+	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
 	"github.com/frontiercrawl/frontier/queue"
 )
@@ -22,6 +21,10 @@ type Queue struct {
 	c     *Client
 	table []byte
 	name  string
+	// stripes serialise Schedule and Ack calls of this Queue that touch the same fingerprints, so concurrent
+	// writers in one process never leave two rows for one URL (read index, write index and row, delete the old
+	// row is not atomic in HBase). Writers in different processes may race; Next removes what they leave.
+	stripes [256]sync.Mutex
 }
 
 var _ queue.Queue = (*Queue)(nil)
@@ -36,15 +39,11 @@ func (c *Client) Queue() *Queue {
 var ErrPartitionRange = fmt.Errorf("hbase: partition outside [0, %d]", maxPartition)
 
 func validItem(it *queue.Item) error {
-	switch {
-	case !(it.Score >= 0 && it.Score <= 1):
-		return fmt.Errorf("%w: %v", queue.ErrScoreRange, it.Score)
-	case it.Partition < 0 || it.Partition > maxPartition:
+	if err := queue.Check(it); err != nil {
+		return err
+	}
+	if it.Partition > maxPartition {
 		return fmt.Errorf("%w: %d", ErrPartitionRange, it.Partition)
-	case len(it.Fingerprint) == 0:
-		return errors.New("hbase: item has no fingerprint")
-	case strings.IndexByte(it.Host, 0) >= 0:
-		return fmt.Errorf("hbase: host %q holds a NUL byte", it.Host)
 	}
 	return nil
 }
@@ -82,6 +81,11 @@ func (q *Queue) schedule(ctx context.Context, items []queue.Item, keep []int) er
 	if len(keep) == 0 {
 		return nil
 	}
+	fps := make([]frontier.Fingerprint, len(keep))
+	for n, i := range keep {
+		fps[n] = items[i].Fingerprint
+	}
+	defer q.lock(fps)()
 	buckets := q.c.cfg.ScoreBuckets
 	gets := make([]*thrift2.TGet, len(keep))
 	keys := make([][]byte, len(keep))
@@ -121,17 +125,13 @@ func (q *Queue) deleteRows(ctx context.Context, dels []*thrift2.TDelete) error {
 	})
 }
 
-// candidate is an item Next read, with its row key.
-type candidate struct {
-	queue.Item
-	key []byte
-}
-
-// Next scans the partition's key range from its best bucket with range scans of Config.ScanBatch rows. It skips
-// rows not yet due and rows of hosts at their cap (seeking past a capped host's rows in the bucket instead of
-// reading them), and stops once lim.Max items of at least lim.MinHosts hosts are taken, the partition is
-// exhausted, or Config.ScanMaxRows rows were read. Nothing is removed, except queue rows the fingerprint index
-// shows to be stale (superseded by a re-schedule).
+// Next scans the partition's key range from its best bucket with range scans of Config.ScanBatch rows and
+// offers the due rows, best first, to a queue.Picker (which applies the limits). After a scan whose last row
+// belongs to a host the Picker no longer wants, the next scan starts past that host's rows in the bucket instead
+// of reading them. It stops once the Picker is done, the partition is exhausted, or Config.ScanMaxRows rows
+// were read. It then checks the batch against the fingerprint index (one multi-get): rows the index no longer
+// points to are stale (superseded by a re-schedule) and are deleted, and the batch is built again. Nothing else
+// is removed.
 func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, error) {
 	if partition < 0 || partition > maxPartition {
 		return nil, fmt.Errorf("hbase: next: %w: %d", ErrPartitionRange, partition)
@@ -139,99 +139,63 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	if lim.Max <= 0 {
 		return nil, nil
 	}
+	for attempt := 0; ; attempt++ {
+		items, keys, err := q.pick(ctx, partition, now, lim)
+		if err != nil {
+			return nil, err
+		}
+		stale, err := q.stale(ctx, items, keys)
+		if err != nil {
+			return nil, err
+		}
+		if len(stale) == 0 || attempt == 2 {
+			items = slices.DeleteFunc(items, func(it queue.Item) bool { return stale[string(it.Fingerprint)] })
+			slices.SortStableFunc(items, func(a, b queue.Item) int { return cmp.Compare(b.Score, a.Score) })
+			return items, nil
+		}
+	}
+}
+
+// pick builds one batch; keys maps each taken fingerprint to its row key.
+func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, map[string][]byte, error) {
 	var (
-		taken   []candidate
-		perHost = map[string]int{}
-		start   = partitionPrefix(partition)
-		stop    = partitionEnd(partition)
-		read    = 0
-		batch   = q.c.cfg.ScanBatch
-		stuck   bool // full, short of MinHosts, and no host has an item to give up
+		pk    = queue.NewPicker(lim)
+		keys  = map[string][]byte{}
+		start = partitionPrefix(partition)
+		stop  = partitionEnd(partition)
+		read  = 0
 	)
-	full := func() bool { return len(taken) >= lim.Max }
-	done := func() bool { return full() && (lim.MinHosts <= 0 || len(perHost) >= lim.MinHosts) }
-	for !done() && !stuck && read < q.c.cfg.ScanMaxRows {
-		n := min(batch, q.c.cfg.ScanMaxRows-read)
+	for !pk.Done() && read < q.c.cfg.ScanMaxRows {
+		n := min(q.c.cfg.ScanBatch, q.c.cfg.ScanMaxRows-read)
 		rows, err := q.scan(ctx, start, stop, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		read += len(rows)
-		var fresh []candidate
 		for _, r := range rows {
-			if done() {
+			if pk.Done() {
 				break
 			}
-			c, ok := q.decodeRow(r)
-			if !ok || c.NotBefore > now {
+			it, ok := q.decodeRow(r)
+			if !ok || it.NotBefore > now {
 				continue
 			}
-			c.Partition = partition
-			if !full() {
-				if lim.PerHost > 0 && perHost[c.Host] >= lim.PerHost {
-					continue
-				}
-			} else {
-				// Full but short of MinHosts: a row of a new host replaces the last item of the host with most.
-				if perHost[c.Host] > 0 {
-					continue
-				}
-				v := victim(taken, perHost)
-				if v < 0 {
-					stuck = true
-					break
-				}
-				perHost[taken[v].Host]--
-				taken = slices.Delete(taken, v, v+1)
+			it.Partition = partition
+			if pk.Offer(it) {
+				keys[string(it.Fingerprint)] = r.Row
 			}
-			perHost[c.Host]++
-			taken = append(taken, c)
-			fresh = append(fresh, c)
-		}
-		stale, err := q.stale(ctx, fresh)
-		if err != nil {
-			return nil, err
-		}
-		if len(stale) > 0 {
-			taken = slices.DeleteFunc(taken, func(c candidate) bool {
-				if _, s := stale[string(c.key)]; s {
-					if perHost[c.Host]--; perHost[c.Host] == 0 {
-						delete(perHost, c.Host)
-					}
-					return true
-				}
-				return false
-			})
 		}
 		if len(rows) < n {
 			break // the partition is exhausted
 		}
-		lastKey := rows[len(rows)-1].Row
-		_, _, host, _, err := decodeQueueKey(lastKey)
-		if err == nil && ((lim.PerHost > 0 && perHost[host] >= lim.PerHost) || (full() && perHost[host] > 0)) {
-			start = hostEnd(lastKey) // the rest of this host's rows in this bucket would all be skipped
+		last := rows[len(rows)-1].Row
+		if _, _, host, _, err := decodeQueueKey(last); err == nil && !pk.Wants(host) {
+			start = hostEnd(last) // the rest of this host's rows in this bucket would all be skipped
 		} else {
-			start = append(bytes.Clone(lastKey), 0)
+			start = append(bytes.Clone(last), 0)
 		}
 	}
-	slices.SortStableFunc(taken, func(a, b candidate) int { return cmp.Compare(b.Score, a.Score) })
-	out := make([]queue.Item, len(taken))
-	for i := range taken {
-		out[i] = taken[i].Item
-	}
-	return out, nil
-}
-
-// victim returns the index of the last taken item of the host with the most items, if that host has more than
-// one; else -1.
-func victim(taken []candidate, perHost map[string]int) int {
-	best, at := 1, -1
-	for i := len(taken) - 1; i >= 0; i-- {
-		if n := perHost[taken[i].Host]; n > best {
-			best, at = n, i
-		}
-	}
-	return at
+	return pk.Items(), keys, nil
 }
 
 func (q *Queue) scan(ctx context.Context, start, stop []byte, n int) ([]*thrift2.TResult_, error) {
@@ -249,9 +213,9 @@ func (q *Queue) scan(ctx context.Context, start, stop []byte, n int) ([]*thrift2
 	return rows, err
 }
 
-// decodeRow turns a scanned row into a candidate; a row that does not decode is logged and skipped, so one
+// decodeRow turns a scanned row into an item; a row that does not decode is logged and skipped, so one
 // corrupt row cannot block a partition.
-func (q *Queue) decodeRow(r *thrift2.TResult_) (candidate, bool) {
+func (q *Queue) decodeRow(r *thrift2.TResult_) (queue.Item, bool) {
 	_, _, host, fp, err := decodeQueueKey(r.Row)
 	if err == nil {
 		var score float64
@@ -259,36 +223,37 @@ func (q *Queue) decodeRow(r *thrift2.TResult_) (candidate, bool) {
 		var req []byte
 		score, nb, req, err = decodeQueueValue(cellValue(r, famQueue, qualQueue))
 		if err == nil {
-			return candidate{Item: queue.Item{Host: host, Fingerprint: fp, Score: score, NotBefore: nb, Request: req}, key: r.Row}, true
+			return queue.Item{Host: host, Fingerprint: fp, Score: score, NotBefore: nb, Request: req}, true
 		}
 	}
 	q.c.log.Warn("skipping undecodable queue row", "table", q.name, "row", fmt.Sprintf("%x", r.Row), "err", err)
-	return candidate{}, false
+	return queue.Item{}, false
 }
 
-// stale reads the index rows of cs and returns the keys of rows the index no longer points to, after deleting
-// them. A missing index row leaves the row valid (it is served; Ack removes it by its key).
-func (q *Queue) stale(ctx context.Context, cs []candidate) (map[string]struct{}, error) {
-	if len(cs) == 0 {
+// stale reads the index rows of items and returns the fingerprints whose row (keys) the index no longer points
+// to, after deleting those rows. A missing index row leaves the row valid (it is served; Ack removes it by key).
+func (q *Queue) stale(ctx context.Context, items []queue.Item, keys map[string][]byte) (map[string]bool, error) {
+	if len(items) == 0 {
 		return nil, nil
 	}
-	gets := make([]*thrift2.TGet, len(cs))
-	for i, c := range cs {
-		gets[i] = &thrift2.TGet{Row: indexKey(c.Fingerprint), Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualIndex}}}
+	gets := make([]*thrift2.TGet, len(items))
+	for i, it := range items {
+		gets[i] = &thrift2.TGet{Row: indexKey(it.Fingerprint), Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualIndex}}}
 	}
 	res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
 	if err != nil {
 		return nil, err
 	}
-	var out map[string]struct{}
+	var out map[string]bool
 	var dels []*thrift2.TDelete
 	for i, r := range res {
-		if k := cellValue(r, famQueue, qualIndex); k != nil && !bytes.Equal(k, cs[i].key) {
+		fp := string(items[i].Fingerprint)
+		if k := cellValue(r, famQueue, qualIndex); k != nil && !bytes.Equal(k, keys[fp]) {
 			if out == nil {
-				out = map[string]struct{}{}
+				out = map[string]bool{}
 			}
-			out[string(cs[i].key)] = struct{}{}
-			dels = append(dels, &thrift2.TDelete{Row: cs[i].key})
+			out[fp] = true
+			dels = append(dels, &thrift2.TDelete{Row: keys[fp]})
 		}
 	}
 	return out, q.deleteRows(ctx, dels)
@@ -310,13 +275,18 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	if len(gets) == 0 {
 		return nil
 	}
+	fps := make([]frontier.Fingerprint, len(its))
+	for i, it := range its {
+		fps[i] = it.Fingerprint
+	}
+	defer q.lock(fps)()
 	res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
 	if err != nil {
 		return err
 	}
 	var rows, idx []*thrift2.TDelete
 	for i, it := range its {
-		if !math.IsNaN(it.Score) && it.Score >= 0 && it.Score <= 1 && strings.IndexByte(it.Host, 0) < 0 {
+		if queue.Check(it) == nil {
 			rows = append(rows, &thrift2.TDelete{Row: queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)})
 		}
 		k := cellValue(res[i], famQueue, qualIndex)
@@ -365,4 +335,32 @@ func (q *Queue) Count(ctx context.Context, partition int) (int64, error) {
 		}
 	})
 	return total, err
+}
+
+// lock takes the stripes of fps in ascending order and returns the unlock.
+func (q *Queue) lock(fps []frontier.Fingerprint) func() {
+	var want [len(Queue{}.stripes)]bool
+	for _, fp := range fps {
+		want[stripe(fp)] = true
+	}
+	for i := range want {
+		if want[i] {
+			q.stripes[i].Lock()
+		}
+	}
+	return func() {
+		for i := range want {
+			if want[i] {
+				q.stripes[i].Unlock()
+			}
+		}
+	}
+}
+
+func stripe(fp frontier.Fingerprint) int {
+	h := uint32(2166136261)
+	for _, b := range fp {
+		h = (h ^ uint32(b)) * 16777619
+	}
+	return int(h % 256)
 }

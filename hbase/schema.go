@@ -3,6 +3,7 @@ package hbase
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -39,7 +40,15 @@ func (c *Client) EnsureSchema(ctx context.Context) error {
 			return err
 		}
 	}
+	return c.ensureTables(ctx)
+}
+
+// ensureTables creates the named tables (all four if none are named).
+func (c *Client) ensureTables(ctx context.Context, only ...string) error {
 	for _, t := range c.tables() {
+		if len(only) > 0 && !slices.Contains(only, t.name) {
+			continue
+		}
 		if err := c.ensureTable(ctx, t); err != nil {
 			return err
 		}

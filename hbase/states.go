@@ -65,13 +65,19 @@ func (s *States) Get(ctx context.Context, fps []frontier.Fingerprint, out []stat
 
 // Put writes the entries in chunks of Config.PutBatch rows.
 func (s *States) Put(ctx context.Context, fps []frontier.Fingerprint, entries []state.Entry) error {
-	if len(entries) < len(fps) {
-		return fmt.Errorf("hbase: states put: %d entries for %d fingerprints", len(entries), len(fps))
+	if err := state.CheckPut(fps, entries); err != nil {
+		return fmt.Errorf("hbase: %w", err)
 	}
-	for i, fp := range fps {
-		if len(fp) == 0 {
-			return fmt.Errorf("hbase: states put: fingerprint %d is empty", i)
+	// A fingerprint twice in one batch: the later entry wins, even when chunks run in parallel.
+	if last := lastIndex(fps); len(last) < len(fps) {
+		var dfps []frontier.Fingerprint
+		var des []state.Entry
+		for i, fp := range fps {
+			if last[string(fp)] == i {
+				dfps, des = append(dfps, fp), append(des, entries[i])
+			}
 		}
+		fps, entries = dfps, des
 	}
 	return s.c.chunks(ctx, len(fps), s.c.cfg.PutBatch, func(ctx context.Context, lo, hi int) error {
 		puts := make([]*thrift2.TPut, hi-lo)
@@ -155,4 +161,13 @@ func (c *Client) getMultiple(ctx context.Context, name string, table []byte, get
 		})
 	})
 	return out, err
+}
+
+// lastIndex maps each fingerprint to the index of its last occurrence.
+func lastIndex(fps []frontier.Fingerprint) map[string]int {
+	m := make(map[string]int, len(fps))
+	for i, fp := range fps {
+		m[string(fp)] = i
+	}
+	return m
 }
