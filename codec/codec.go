@@ -52,7 +52,10 @@
 //
 // # Concurrency
 //
-// Codecs are stateless values, safe for concurrent use. Decoded messages share no memory with the input.
+// Codecs are stateless values, safe for concurrent use. Decoded messages share no memory with the input: the
+// msgpack decoder copies the input once and its bin values alias that private copy (so a retained fingerprint
+// keeps its message's bytes alive), and bin map keys that Frontera uses (fingerprint, domain, jid, …) are shared,
+// pre-allocated values. Treat decoded map keys as read-only.
 //
 // The package imports only the standard library and the root frontier package (and msgpack/v5 in tests).
 package codec

@@ -299,3 +299,25 @@ func TestPythonFloatRepr(t *testing.T) {
 		t.Errorf("repr(nan) = %s", got)
 	}
 }
+
+func TestDecodedBinsAreIndependent(t *testing.T) {
+	in := mustEncode(t, specRequest())
+	r, err := Msgpack{}.DecodeRequest(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, _ := r.Meta.Get("fingerprint")
+	b := fp.([]byte)
+	_ = append(b, "XXXXXXXX"...) // must reallocate, not overwrite the jid entry that follows
+	b[0] = 'Z'                    // must not touch the caller's input
+	if in2 := mustEncode(t, specRequest()); !bytes.Equal(in, in2) {
+		t.Error("mutating a decoded value changed the input buffer")
+	}
+	if j, err := r.MetaJobID(); err != nil || j != 0 {
+		t.Errorf("jid after append = %v, %v", j, err)
+	}
+	r2, _ := Msgpack{}.DecodeRequest(in)
+	if fp2, _ := r2.Meta.Get("fingerprint"); fp2.([]byte)[0] != '8' {
+		t.Error("decoded values are shared between decodings")
+	}
+}

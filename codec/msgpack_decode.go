@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -11,7 +12,7 @@ import (
 
 // DecodeRequest decodes a spider-feed item (a bare request array).
 func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
-	d := mpReader{b: p}
+	d := mpReader{b: bytes.Clone(p)}
 	r, err := d.request()
 	if err == nil {
 		err = d.end()
@@ -24,7 +25,7 @@ func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
 
 // DecodeMessage decodes one tagged message. An unknown or str-typed tag wraps ErrUnknownTag.
 func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
-	d := mpReader{b: p}
+	d := mpReader{b: bytes.Clone(p)}
 	m, name, err := d.message()
 	if err == nil {
 		err = d.end()
@@ -38,7 +39,9 @@ func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 	return m, nil
 }
 
-// mpReader is a cursor over msgpack bytes. Every read checks the bytes left first.
+// mpReader is a cursor over msgpack bytes. Every read checks the bytes left first. b is a private copy of the
+// input, so decoded bin values alias it (capacity capped, so an append by the caller reallocates instead of
+// overwriting the next value): one allocation for all the bytes of a message.
 type mpReader struct {
 	b   []byte
 	off int
@@ -256,7 +259,35 @@ func (d *mpReader) bin(what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(make([]byte, 0, len(p)), p...), nil
+	return p[:len(p):len(p)], nil
+}
+
+// internedKeys are the meta and domain keys Frontera writes, pre-boxed so that decoding them allocates nothing.
+// Decoded map keys may therefore be shared between messages: treat keys as read-only (Map.Set never mutates them).
+var internedKeys = func() map[string]frontier.Value {
+	m := map[string]frontier.Value{}
+	for _, k := range []string{"fingerprint", "domain", "jid", "score", "depth", "state", "scrapy_meta",
+		"scrapy_callback", "scrapy_errback", "origin_is_frontier", "redirect_urls", "redirect_fingerprints",
+		"redirect_domains", "encoding", "crawl_at", "slot", "netloc", "name", "scheme", "sld", "tld", "subdomain",
+		"home", "seed", "robots", "sitemap"} {
+		m[k] = []byte(k)
+	}
+	return m
+}()
+
+// mapKey reads a map key; bin keys Frontera uses come from internedKeys.
+func (d *mpReader) mapKey(depth int) (frontier.Value, error) {
+	c := d.b[d.off]
+	if c == 0xc4 && d.off+1 < len(d.b) {
+		n := int(d.b[d.off+1])
+		if end := d.off + 2 + n; n <= 20 && end <= len(d.b) {
+			if k, ok := internedKeys[string(d.b[d.off+2:end])]; ok {
+				d.off = end
+				return k, nil
+			}
+		}
+	}
+	return d.value(depth)
 }
 
 // intValue reads any msgpack integer; it returns int64 unless the value needs uint64.
@@ -421,7 +452,7 @@ func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
 		if typeName(c) == "map" || typeName(c) == "array" {
 			return nil, d.errf(ErrMalformed, "map key is an unhashable %s", typeName(c))
 		}
-		k, err := d.value(depth + 1)
+		k, err := d.mapKey(depth + 1)
 		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", i, err)
 		}
