@@ -309,7 +309,7 @@ func TestDecodedBinsAreIndependent(t *testing.T) {
 	fp, _ := r.Meta.Get("fingerprint")
 	b := fp.([]byte)
 	_ = append(b, "XXXXXXXX"...) // must reallocate, not overwrite the jid entry that follows
-	b[0] = 'Z'                    // must not touch the caller's input
+	b[0] = 'Z'                   // must not touch the caller's input
 	if in2 := mustEncode(t, specRequest()); !bytes.Equal(in, in2) {
 		t.Error("mutating a decoded value changed the input buffer")
 	}
