@@ -109,12 +109,19 @@ stop() {
 	rm -f "$RUN/$name.pid"
 }
 
-# build_ctl compiles cmd/frontierctl (readiness probes, topics, schema) once.
+# build_ctl compiles cmd/frontierctl (readiness probes, topics, schema) into .infra/bin.
 build_ctl() {
-	if [[ ! -x $CTL || -n $(find "$ROOT/cmd/frontierctl" "$ROOT/bus/kafkabus/admin.go" -newer "$CTL" -print -quit 2>/dev/null) ]]; then
+	# go build is quick when nothing changed (build cache), and picks up changes in the packages it uses.
+	{
 		mkdir -p "$(dirname "$CTL")"
-		(cd "$ROOT" && go build -o "$CTL" ./cmd/frontierctl) || die "cannot build cmd/frontierctl"
-	fi
+		if ! (cd "$ROOT" && go build -o "$CTL.new" ./cmd/frontierctl); then
+			# A half-edited package elsewhere in the checkout should not stop the servers from starting.
+			[[ -x $CTL ]] || die "cannot build cmd/frontierctl"
+			log "cannot rebuild cmd/frontierctl; using the previous build $CTL"
+			return 0
+		fi
+		mv "$CTL.new" "$CTL"
+	}
 }
 
 env_lines() {

@@ -5,6 +5,8 @@
 // Usage:
 //
 //	frontierctl topics [--config configs/common.yaml] [--brokers host:port,…] [--set key=value]… [--timeout 60s]
+//	frontierctl hbase-schema [--config configs/common.yaml] [--addr host:port] [--transport framed|buffered]
+//	                         [--protocol binary|compact] [--set key=value]… [--timeout 120s]
 //	frontierctl probe kafka [--brokers host:port,…] [--timeout 5s]
 //	frontierctl probe hbase [--addr host:port] [--timeout 5s]
 //
@@ -12,6 +14,10 @@
 // config, with FRONTIER_* environment variables and --set applied as for every role), waits until every
 // partition has a leader, and is idempotent; a topic that already exists with another partition count is an
 // error naming both counts, and is never changed. --brokers overrides kafka.brokers.
+//
+// hbase-schema creates the namespace (hbase.namespace, if set) and Frontier's tables under hbase.table_prefix
+// through the Thrift2 gateway (hbase.EnsureSchema); idempotent. --addr overrides hbase.addr; --transport and
+// --protocol must match how the gateway was started (deploy/up: framed, binary).
 //
 // probe kafka sends ApiVersions and Metadata; probe hbase calls listNamespaces and exists on hbase:meta through
 // the Thrift2 gateway (binary protocol, framed transport). Both exit 0 when the server answers, 1 otherwise.
@@ -33,6 +39,7 @@ import (
 
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/configs"
+	"github.com/frontiercrawl/frontier/hbase"
 )
 
 func main() {
@@ -46,6 +53,8 @@ var errUsage = errors.New("usage")
 
 const usage = `usage:
   frontierctl topics [--config configs/common.yaml] [--brokers host:port,...] [--set key=value]... [--timeout 60s]
+  frontierctl hbase-schema [--config configs/common.yaml] [--addr host:port] [--transport framed|buffered]
+                           [--protocol binary|compact] [--set key=value]... [--timeout 120s]
   frontierctl probe kafka [--brokers host:port,...] [--timeout 5s]
   frontierctl probe hbase [--addr host:port] [--timeout 5s]`
 
@@ -73,6 +82,8 @@ func dispatch(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	switch args[0] {
 	case "topics":
 		return topics(ctx, args[1:], environ, stdout, stderr)
+	case "hbase-schema":
+		return hbaseSchema(ctx, args[1:], environ, stdout, stderr)
 	case "probe":
 		if len(args) < 2 {
 			return fmt.Errorf("%w: probe what? (kafka or hbase)", errUsage)
@@ -190,5 +201,50 @@ func probeHBaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fmt.Errorf("hbase thrift2 at %s: %w", *addr, err)
 	}
 	fmt.Fprintf(stdout, "hbase thrift2 at %s: ready (namespaces: %s)\n", *addr, strings.Join(ns, ", "))
+	return nil
+}
+
+func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newFlags("hbase-schema", stderr)
+	config := fs.String("config", "configs/common.yaml", "config file with the hbase.* keys (a role file also reads the common.yaml beside it)")
+	addr := fs.String("addr", "", "Thrift2 gateway host:port; overrides hbase.addr")
+	transport := fs.String("transport", "", "gateway transport, framed or buffered (default: the hbase package's, framed)")
+	protocol := fs.String("protocol", "", "gateway protocol, binary or compact (default: the hbase package's, binary)")
+	timeout := fs.Duration("timeout", 120*time.Second, "bound on the whole operation")
+	var sets setFlags
+	fs.Var(&sets, "set", "key=value override, as for every role (repeatable)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(*config), Env: environ, Sets: sets})
+	if err != nil {
+		return err
+	}
+	hc := hbase.DefaultConfig()
+	hc.Addr = cfg.HBase.Addr
+	hc.Namespace = cfg.HBase.Namespace
+	hc.TablePrefix = cfg.HBase.TablePrefix
+	if *addr != "" {
+		hc.Addr = *addr
+	}
+	if *transport != "" {
+		hc.Transport = *transport
+	}
+	if *protocol != "" {
+		hc.Protocol = *protocol
+	}
+	if err := hc.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := hbase.EnsureSchema(ctx, hc); err != nil {
+		return err
+	}
+	ns := hc.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	fmt.Fprintf(stdout, "hbase schema at %s: namespace %s, tables %s*\n", hc.Addr, ns, hc.TablePrefix)
 	return nil
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# deploy/test.sh: Frontier's whole test suite, the command the README gives and .ci/run calls.
+#
+#   1. go vet ./... (plain and with the integration tag)
+#   2. unit tests: go test -race ./...
+#   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
+#   4. integration tests: go test -tags integration ./... with FRONTIER_TEST_* set (deploy/env)
+#   5. stops the servers it started, also on failure or interrupt; servers that were already running
+#      are left running
+#
+# Exits non-zero on the first failure. Options (also as environment variables):
+#   --no-race        (FRONTIER_TEST_RACE=0)   unit tests without the race detector
+#   --unit           (FRONTIER_TEST_UNIT_ONLY=1) steps 1–2 only: no servers, no integration tests
+#   --keep           (FRONTIER_TEST_KEEP=1)   leave the servers this run started running
+# Extra go test flags: GOTESTFLAGS (e.g. GOTESTFLAGS='-count=1 -v').
+set -euo pipefail
+DEPLOY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$DEPLOY_DIR/.." && pwd)
+cd "$ROOT"
+
+race=${FRONTIER_TEST_RACE:-1}
+unit_only=${FRONTIER_TEST_UNIT_ONLY:-0}
+keep=${FRONTIER_TEST_KEEP:-0}
+for a in "$@"; do
+	case $a in
+	--no-race) race=0 ;;
+	--unit) unit_only=1 ;;
+	--keep) keep=1 ;;
+	-h | --help)
+		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "deploy/test.sh: unknown argument $a" >&2
+		exit 2
+		;;
+	esac
+done
+# shellcheck disable=SC2206
+gotestflags=(${GOTESTFLAGS:-})
+
+step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
+
+step "go vet"
+go vet ./...
+go vet -tags integration ./...
+
+step "unit tests"
+if ((race)); then
+	go test -race "${gotestflags[@]}" ./...
+else
+	go test "${gotestflags[@]}" ./...
+fi
+
+if ((unit_only)); then
+	exit 0
+fi
+
+# Which servers were already up: those are someone else's and stay up.
+source "$DEPLOY_DIR/lib.sh"
+started=()
+for n in kafka hbase; do
+	if [[ -z $(pid_of "$n") ]]; then
+		started+=("$n")
+	fi
+done
+cleanup() {
+	local rc=$?
+	if ((!keep)) && ((${#started[@]})); then
+		step "stopping ${started[*]}"
+		local n
+		for n in "${started[@]}"; do
+			"$DEPLOY_DIR/down" "$n" || rc=1
+		done
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step "servers"
+up_args=()
+if [[ ${CI:-} == true ]]; then
+	up_args+=(--fresh)
+fi
+if ((${#started[@]} == 2)); then
+	"$DEPLOY_DIR/up" all "${up_args[@]}" >/dev/null
+elif ((${#started[@]} == 1)); then
+	"$DEPLOY_DIR/up" "${started[0]}" "${up_args[@]}" >/dev/null
+fi
+# Re-check both (harmless when up) and take their endpoints.
+"$DEPLOY_DIR/up" all >"$INFRA/test.env"
+cat "$INFRA/test.env"
+set -a
+# shellcheck disable=SC1091
+source "$INFRA/test.env"
+set +a
+"$DEPLOY_DIR/kafka-topics.sh"
+"$DEPLOY_DIR/hbase-schema.sh"
+
+step "integration tests"
+go test -tags integration "${gotestflags[@]}" ./...
