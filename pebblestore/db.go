@@ -1,0 +1,275 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/frontiercrawl/frontier/state"
+)
+
+// Config configures the Pebble store.
+type Config struct {
+	// Dir is the database directory; it is created if missing.
+	Dir string `mapstructure:"dir"`
+	// Sync fsyncs the WAL on every write, so a returned write survives a machine crash, not only kill -9.
+	Sync bool `mapstructure:"sync"`
+	// CacheBytes is Pebble's block cache.
+	CacheBytes int64 `mapstructure:"cache_bytes"`
+	// ScoreBuckets is the resolution of the queue's score key part: scores in the same bucket are equals.
+	ScoreBuckets int `mapstructure:"score_buckets"`
+	// Bloom sizes the Bloom filter in front of the states; Expected 0 disables it.
+	Bloom state.BloomConfig `mapstructure:"bloom"`
+	// FS is the file system; nil is the OS. Tests use vfs.NewMem().
+	FS vfs.FS `mapstructure:"-"`
+}
+
+// DefaultConfig returns the defaults: synced writes, 128 MiB block cache, 1000 score buckets, a Bloom filter
+// for 100 million URLs at 1%.
+func DefaultConfig() Config {
+	return Config{Sync: true, CacheBytes: 128 << 20, ScoreBuckets: 1000, Bloom: state.DefaultBloomConfig()}
+}
+
+// Validate reports every problem of the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Dir == "" {
+		errs = append(errs, errors.New("pebblestore: dir is empty"))
+	}
+	if c.CacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("pebblestore: cache_bytes = %d, want >= 0", c.CacheBytes))
+	}
+	if c.ScoreBuckets < 1 || c.ScoreBuckets > 65535 {
+		errs = append(errs, fmt.Errorf("pebblestore: score_buckets = %d, want 1..65535", c.ScoreBuckets))
+	}
+	if err := c.Bloom.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("pebblestore: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// DB is one Pebble database holding all of Frontier's stores. Safe for concurrent use. The caller that
+// opened it calls Close once, after every use of its stores has returned.
+type DB struct {
+	db    *pebble.DB
+	cfg   Config
+	fs    vfs.FS
+	log   *slog.Logger
+	wo    *pebble.WriteOptions
+	bloom *state.Bloom
+
+	states  *States
+	bstates *state.BloomStore
+	queue   *Queue
+	pages   *Pages
+	domains *Domains
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+const bloomFile = "states.bloom"
+
+// Open opens (or creates) the database in cfg.Dir. log may be nil.
+func Open(cfg Config, log *slog.Logger) (*DB, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	fs := cfg.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	cache := pebble.NewCache(max(cfg.CacheBytes, 1<<20))
+	defer cache.Unref()
+	opts := &pebble.Options{
+		FS:     fs,
+		Cache:  cache,
+		Logger: pebbleLogger{log},
+		// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
+		// filters answer most of them without reading a block.
+		MemTableSize: 64 << 20,
+	}
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	pdb, err := pebble.Open(cfg.Dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: open %s: %w", cfg.Dir, err)
+	}
+	d := &DB{db: pdb, cfg: cfg, fs: fs, log: log, wo: pebble.NoSync}
+	if cfg.Sync {
+		d.wo = pebble.Sync
+	}
+	d.states = &States{d: d}
+	d.pages = &Pages{d: d}
+	d.domains = &Domains{d: d}
+	if d.queue, err = openQueue(d); err != nil {
+		return nil, errors.Join(err, pdb.Close())
+	}
+	if cfg.Bloom.Expected > 0 {
+		if err := d.openBloom(); err != nil {
+			return nil, errors.Join(err, pdb.Close())
+		}
+		d.bstates = state.NewBloomStore(d.states, d.bloom)
+	}
+	return d, nil
+}
+
+// States returns the state store: the Bloom-filtered one when Config.Bloom is enabled.
+func (d *DB) States() state.Store {
+	if d.bstates != nil {
+		return d.bstates
+	}
+	return d.states
+}
+
+// RawStates returns the state store without the Bloom filter.
+func (d *DB) RawStates() *States { return d.states }
+
+// BloomStore returns the Bloom-filtered state store, or nil when Config.Bloom is disabled.
+func (d *DB) BloomStore() *state.BloomStore { return d.bstates }
+
+// Queue returns the queue.
+func (d *DB) Queue() *Queue { return d.queue }
+
+// Pages returns the metadata page store.
+func (d *DB) Pages() *Pages { return d.pages }
+
+// Domains returns the per-domain counters.
+func (d *DB) Domains() *Domains { return d.domains }
+
+// Pebble returns the underlying database, for metrics (Metrics()) and tools. Do not write to it.
+func (d *DB) Pebble() *pebble.DB { return d.db }
+
+// Close saves the Bloom filter and closes the database. Calls after the first return the first result.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() {
+		var errs []error
+		if d.bloom != nil {
+			if err := d.saveBloom(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := d.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("pebblestore: close: %w", err))
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+func (d *DB) openBloom() error {
+	path := d.fs.PathJoin(d.cfg.Dir, bloomFile)
+	_, closer, err := d.db.Get(keyBloomClean)
+	clean := err == nil
+	if clean {
+		closer.Close()
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return fmt.Errorf("pebblestore: read bloom marker: %w", err)
+	}
+	if clean {
+		b, err := d.loadBloom(path)
+		switch {
+		case err != nil:
+			d.log.Warn("pebblestore: saved bloom filter unreadable; rebuilding from the states", "path", path, "err", err)
+		case b.Config() != d.cfg.Bloom:
+			d.log.Info("pebblestore: bloom filter design changed; rebuilding from the states", "saved", b.Config(), "want", d.cfg.Bloom)
+		default:
+			d.bloom = b
+		}
+	}
+	// From here on the saved file is stale: drop the marker before any write.
+	if err := d.db.Delete(keyBloomClean, pebble.Sync); err != nil {
+		return fmt.Errorf("pebblestore: clear bloom marker: %w", err)
+	}
+	if d.bloom != nil {
+		return nil
+	}
+	if d.bloom, err = state.NewBloom(d.cfg.Bloom, d.log); err != nil {
+		return fmt.Errorf("pebblestore: %w", err)
+	}
+	start := time.Now()
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxState}, UpperBound: []byte{pfxState + 1}})
+	if err != nil {
+		return fmt.Errorf("pebblestore: rebuild bloom: %w", err)
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		d.bloom.Add(it.Key()[1:])
+		n++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("pebblestore: rebuild bloom: %w", err)
+	}
+	if n > 0 || !clean {
+		d.log.Info("pebblestore: bloom filter rebuilt from the states", "states", n, "took", time.Since(start))
+	}
+	return nil
+}
+
+func (d *DB) loadBloom(path string) (*state.Bloom, error) {
+	f, err := d.fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return state.ReadBloom(f, d.log)
+}
+
+func (d *DB) saveBloom() error {
+	path := d.fs.PathJoin(d.cfg.Dir, bloomFile)
+	tmp := path + ".tmp"
+	f, err := d.fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return fmt.Errorf("pebblestore: save bloom: %w", err)
+	}
+	_, err = d.bloom.WriteTo(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	err = errors.Join(err, f.Close())
+	if err == nil {
+		err = d.fs.Rename(tmp, path)
+	}
+	if err == nil {
+		var dir vfs.File
+		if dir, err = d.fs.OpenDir(d.cfg.Dir); err == nil {
+			err = errors.Join(dir.Sync(), dir.Close())
+		}
+	}
+	if err == nil {
+		err = d.db.Set(keyBloomClean, nil, pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("pebblestore: save bloom to %s: %w", path, err)
+	}
+	return nil
+}
+
+// pebbleLogger sends Pebble's log lines to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
+	panic(fmt.Sprintf(format, args...))
+}
+
+var _ io.Closer = (*DB)(nil)

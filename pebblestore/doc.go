@@ -1,0 +1,64 @@
+// Package pebblestore implements Frontier's stores on Pebble (github.com/cockroachdb/pebble/v2), the
+// embedded LSM key-value store, for standalone mode: state.Store (States), queue.Queue (Queue),
+// metadata.Store (Pages) and metadata.Domains (Domains), all in one Pebble database, with the same semantics
+// as the HBase implementation (both pass state/statetest, queue/queuetest and metadata/metadatatest).
+//
+// # Usage
+//
+//	cfg := pebblestore.DefaultConfig()
+//	cfg.Dir = "/var/lib/frontier/store"
+//	db, err := pebblestore.Open(cfg, logger)
+//	...
+//	defer db.Close() // saves the Bloom filter; call it on shutdown
+//	states, q := db.States(), db.Queue()
+//
+// Every write is one Pebble batch, committed with a WAL fsync when Config.Sync is true (the default), so what
+// a call returned nil for survives kill -9 and a crash; the DB worker commits its Kafka offsets after that.
+//
+// # Key layout
+//
+// One keyspace, a one-byte prefix per table, integers big-endian so that byte order is numeric order:
+//
+//	s | fingerprint                                  → state byte [+ revisit time int64]     (states)
+//	q | partition u32 | bucket u16 | host | 0 | fp   → queue value                           (ready queue rows)
+//	w | partition u32 | not_before u64 | fp          → queue value                           (delayed queue rows)
+//	i | fingerprint                                  → the q… or w… key of the URL's row     (queue index)
+//	c | partition u32                                → int64 row count                       (queue counts)
+//	m | fingerprint                                  → page record                           (metadata)
+//	d | counter name | 0 | domain                    → int64                                 (domain counters)
+//	z | "bloom-clean"                                → present only between a clean Close and the next Open
+//
+// Queue value: score float64 bits, not_before int64, uvarint host length, host, then the request bytes.
+//
+// Why this layout:
+//   - q rows sort by partition, then best score first: bucket = buckets−1−⌊score·buckets⌋ (Config.ScoreBuckets,
+//     default 1000, the same resolution as HBase), so Next for one partition is one forward range scan from
+//     the partition's first key, and scores in one bucket are equals. Within a bucket rows are grouped by host,
+//     so when a host reaches its per-host cap (or, once the batch is full, when only new hosts can help the
+//     minimum host count) the scan seeks past the host's group with one SeekGE instead of reading its rows.
+//     Skipped rows are never touched, so a cap loses nothing (Frontera #393) and one partition's scan does not
+//     read other partitions' rows (#227).
+//   - Items due later (not_before in the future) wait in w rows, sorted by due time, so they cost nothing to a
+//     scan for due items. Next first moves the w rows that have fallen due into q (one batch), then scans q.
+//     A q row still carries its not_before and is skipped if not due, so even a Next with an older now than a
+//     previous call never returns an item early (Frontera ignored crawl_at).
+//   - The i index maps a fingerprint to its one row, so Schedule replaces the row of a URL scheduled again
+//     (new score, partition or due time) instead of adding a duplicate (Frontera #87), and Ack finds the row
+//     from the fingerprint alone. Next never deletes; Ack deletes after the batch is delivered (Frontera deleted
+//     before sending).
+//   - Counts are kept per partition in c keys written in the same batch as the rows, so Count is exact after a
+//     crash and costs no scan.
+//   - Writes that read before they write (Schedule, Ack, the w→q move in Next, Domains.Add) hold one mutex per
+//     table; reads (States.Get, Pages.Get, Domains.Get, Count) take no lock.
+//
+// # Bloom filter
+//
+// With Config.Bloom.Expected > 0, States() is a state.BloomStore: lookups of URLs the filter has never seen
+// skip Pebble. The filter must hold every stored fingerprint, so it is persisted like this: Close writes it to
+// states.bloom (temporary file, fsync, rename) and then sets the z bloom-clean key; Open loads the file only
+// if that key is present (and the file's design matches Config.Bloom), and deletes the key (synced) before
+// returning. After a crash the key is absent, and Open rebuilds the filter by scanning the states (it logs how
+// long that took), so a crash can cost time but never a wrongly "new" URL.
+//
+// It imports frontier, state, queue, metadata, Pebble and the standard library.
+package pebblestore

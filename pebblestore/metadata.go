@@ -1,0 +1,155 @@
+package pebblestore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/metadata"
+)
+
+// Pages is the metadata.Store on the m keys. Safe for concurrent use; it lives as long as its DB.
+type Pages struct {
+	d  *DB
+	mu sync.Mutex // Put reads, merges and writes
+}
+
+var _ metadata.Store = (*Pages)(nil)
+
+func (p *Pages) get(fp []byte) (metadata.Page, bool, error) {
+	v, closer, err := p.d.db.Get(prefixed(pfxPage, fp))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return metadata.Page{}, false, nil
+	}
+	if err != nil {
+		return metadata.Page{}, false, fmt.Errorf("pebblestore: page get %x: %w", fp, err)
+	}
+	defer closer.Close()
+	pg, err := decodePage(fp, v)
+	return pg, err == nil, err
+}
+
+// Get implements metadata.Store.
+func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return metadata.Page{}, false, err
+	}
+	return p.get(fp)
+}
+
+// Put implements metadata.Store: it merges each page into the stored record (metadata.Merge) in one batch.
+func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
+	if err := metadata.CheckPages(pages); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	merged := make(map[string]metadata.Page, len(pages))
+	for _, pg := range pages {
+		old, ok := merged[string(pg.Fingerprint)]
+		if !ok {
+			var err error
+			if old, _, err = p.get(pg.Fingerprint); err != nil {
+				return err
+			}
+		}
+		merged[string(pg.Fingerprint)] = metadata.Merge(old, pg)
+	}
+	b := p.d.db.NewBatch()
+	defer b.Close()
+	for fp, pg := range merged {
+		if err := b.Set(prefixed(pfxPage, []byte(fp)), encodePage(pg), nil); err != nil {
+			return fmt.Errorf("pebblestore: page put: %w", err)
+		}
+	}
+	if err := b.Commit(p.d.wo); err != nil {
+		return fmt.Errorf("pebblestore: page put: %w", err)
+	}
+	return nil
+}
+
+// Domains is the metadata.Domains on the d keys. Safe for concurrent use; it lives as long as its DB.
+type Domains struct {
+	d  *DB
+	mu sync.Mutex // Add reads and writes
+}
+
+var _ metadata.Domains = (*Domains)(nil)
+
+func (d *Domains) value(key []byte) (int64, error) {
+	v, closer, err := d.d.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pebblestore: counter %q: %w", key[1:], err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("pebblestore: counter %q holds %d bytes, want 8", key[1:], len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// Add implements metadata.Domains.
+func (d *Domains) Add(ctx context.Context, name string, domains []string, delta []int64) ([]int64, error) {
+	if err := metadata.CheckAdd(name, domains, delta); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur := make(map[string]int64, len(domains))
+	out := make([]int64, len(domains))
+	for i, dom := range domains {
+		v, ok := cur[dom]
+		if !ok {
+			var err error
+			if v, err = d.value(domainKey(name, dom)); err != nil {
+				return nil, err
+			}
+		}
+		v += delta[i]
+		cur[dom], out[i] = v, v
+	}
+	b := d.d.db.NewBatch()
+	defer b.Close()
+	for dom, v := range cur {
+		if err := b.Set(domainKey(name, dom), binary.BigEndian.AppendUint64(nil, uint64(v)), nil); err != nil {
+			return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+		}
+	}
+	if err := b.Commit(d.d.wo); err != nil {
+		return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+	}
+	return out, nil
+}
+
+// Get implements metadata.Domains.
+func (d *Domains) Get(ctx context.Context, name string, domains []string) ([]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(domains))
+	for i, dom := range domains {
+		v, err := d.value(domainKey(name, dom))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}

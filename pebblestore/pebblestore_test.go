@@ -1,0 +1,99 @@
+package pebblestore_test
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/metadata/metadatatest"
+	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/queue"
+	"github.com/frontiercrawl/frontier/queue/queuetest"
+	"github.com/frontiercrawl/frontier/state"
+	"github.com/frontiercrawl/frontier/state/statetest"
+)
+
+// harness opens stores on an in-memory file system and reopens them on the same one.
+type harness struct {
+	mu   sync.Mutex
+	cfgs map[any]pebblestore.Config
+	dbs  map[any]*pebblestore.DB
+}
+
+func newHarness() *harness {
+	return &harness{cfgs: map[any]pebblestore.Config{}, dbs: map[any]*pebblestore.DB{}}
+}
+
+func testConfig(t testing.TB, bloom bool) pebblestore.Config {
+	cfg := pebblestore.DefaultConfig()
+	cfg.Dir = "db"
+	cfg.FS = vfs.NewMem()
+	cfg.Sync = false
+	cfg.CacheBytes = 8 << 20
+	cfg.Bloom = state.BloomConfig{}
+	if bloom {
+		cfg.Bloom = state.BloomConfig{Expected: 100_000, FPRate: 0.01}
+	}
+	return cfg
+}
+
+func (h *harness) open(t *testing.T, cfg pebblestore.Config, pick func(*pebblestore.DB) any) any {
+	t.Helper()
+	db, err := pebblestore.Open(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := pick(db)
+	h.mu.Lock()
+	h.cfgs[s], h.dbs[s] = cfg, db
+	h.mu.Unlock()
+	return s
+}
+
+func (h *harness) reopen(t *testing.T, s any, pick func(*pebblestore.DB) any) any {
+	t.Helper()
+	h.mu.Lock()
+	cfg, db := h.cfgs[s], h.dbs[s]
+	h.mu.Unlock()
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return h.open(t, cfg, pick)
+}
+
+func TestQueueConformance(t *testing.T) {
+	h := newHarness()
+	pick := func(db *pebblestore.DB) any { return db.Queue() }
+	queuetest.Run(t,
+		func(t *testing.T) queue.Queue { return h.open(t, testConfig(t, false), pick).(queue.Queue) },
+		queuetest.WithReopen(func(t *testing.T, q queue.Queue) queue.Queue { return h.reopen(t, q, pick).(queue.Queue) }))
+}
+
+func TestStatesConformance(t *testing.T) {
+	for _, bloom := range []bool{false, true} {
+		name := map[bool]string{false: "Plain", true: "Bloom"}[bloom]
+		t.Run(name, func(t *testing.T) {
+			h := newHarness()
+			pick := func(db *pebblestore.DB) any { return db.States() }
+			statetest.Run(t,
+				func(t *testing.T) state.Store { return h.open(t, testConfig(t, bloom), pick).(state.Store) },
+				statetest.WithReopen(func(t *testing.T, s state.Store) state.Store { return h.reopen(t, s, pick).(state.Store) }))
+		})
+	}
+}
+
+func TestMetadataConformance(t *testing.T) {
+	h := newHarness()
+	pages := func(db *pebblestore.DB) any { return db.Pages() }
+	metadatatest.Run(t,
+		func(t *testing.T) metadata.Store { return h.open(t, testConfig(t, false), pages).(metadata.Store) },
+		func(t *testing.T, s metadata.Store) metadata.Store { return h.reopen(t, s, pages).(metadata.Store) })
+	domains := func(db *pebblestore.DB) any { return db.Domains() }
+	metadatatest.RunDomains(t,
+		func(t *testing.T) metadata.Domains { return h.open(t, testConfig(t, false), domains).(metadata.Domains) },
+		func(t *testing.T, d metadata.Domains) metadata.Domains { return h.reopen(t, d, domains).(metadata.Domains) })
+}

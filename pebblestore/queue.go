@@ -1,0 +1,339 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/queue"
+)
+
+// Queue is the queue.Queue on the q, w, i and c keys (layout in the package doc). Safe for concurrent use; it
+// lives as long as its DB.
+type Queue struct {
+	d       *DB
+	buckets int
+	mu      sync.Mutex    // serialises Schedule, Ack and the w→q move of Next
+	count   map[int]int64 // guarded by mu; mirrors the c keys
+}
+
+var _ queue.Queue = (*Queue)(nil)
+
+// ErrPartitionRange is the error of an item whose partition a key cannot hold.
+var ErrPartitionRange = fmt.Errorf("pebblestore: partition outside [0, %d]", uint64(maxPartition))
+
+func openQueue(d *DB) (*Queue, error) {
+	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64)}
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxCount}, UpperBound: []byte{pfxCount + 1}})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		if len(k) != 5 || len(v) != 8 {
+			err = fmt.Errorf("pebblestore: queue count key %x value %x malformed", k, v)
+			break
+		}
+		q.count[int(binary.BigEndian.Uint32(k[1:]))] = int64(binary.BigEndian.Uint64(v))
+	}
+	if err := errors.Join(err, it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
+	}
+	return q, nil
+}
+
+// rowKey is where an item lives: a q row when it has no due time, a w row otherwise (Next moves it to q once
+// due).
+func (q *Queue) rowKey(it *queue.Item) []byte {
+	if it.NotBefore > 0 {
+		return delayedKey(it.Partition, it.NotBefore, it.Fingerprint)
+	}
+	return readyKey(it.Partition, bucket(it.Score, q.buckets), it.Host, it.Fingerprint)
+}
+
+// lookup returns the row key the index holds for fp, or nil.
+func (q *Queue) lookup(fp []byte) ([]byte, error) {
+	v, closer, err := q.d.db.Get(prefixed(pfxIndex, fp))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: queue index %x: %w", fp, err)
+	}
+	defer closer.Close()
+	return bytes.Clone(v), nil
+}
+
+// Schedule implements queue.Queue: per item, one index read, then one batch for all valid items.
+func (q *Queue) Schedule(ctx context.Context, items []queue.Item) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var bad []queue.ItemError
+	last := make(map[string]int, len(items))
+	for i := range items {
+		err := queue.Check(&items[i])
+		if err == nil && uint64(items[i].Partition) > maxPartition {
+			err = fmt.Errorf("%w: %d", ErrPartitionRange, items[i].Partition)
+		}
+		if err != nil {
+			bad = append(bad, queue.ItemError{Index: i, Err: err})
+			continue
+		}
+		last[string(items[i].Fingerprint)] = i
+	}
+	if len(last) > 0 {
+		if err := q.schedule(items, last); err != nil {
+			return err
+		}
+	}
+	if len(bad) > 0 {
+		return &queue.ScheduleError{Items: bad}
+	}
+	return nil
+}
+
+func (q *Queue) schedule(items []queue.Item, last map[string]int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	delta := map[int]int64{}
+	for i := range items {
+		if j, ok := last[string(items[i].Fingerprint)]; !ok || j != i {
+			continue
+		}
+		it := &items[i]
+		key := q.rowKey(it)
+		old, err := q.lookup(it.Fingerprint)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			p, err := keyPartition(old)
+			if err != nil {
+				return err
+			}
+			delta[p]--
+			if !bytes.Equal(old, key) {
+				if err := b.Delete(old, nil); err != nil {
+					return fmt.Errorf("pebblestore: schedule: %w", err)
+				}
+			}
+		}
+		delta[it.Partition]++
+		if err := errors.Join(
+			b.Set(key, encodeQueueValue(it.Score, it.NotBefore, it.Host, it.Request), nil),
+			b.Set(prefixed(pfxIndex, it.Fingerprint), key, nil),
+		); err != nil {
+			return fmt.Errorf("pebblestore: schedule: %w", err)
+		}
+	}
+	return q.commit(b, delta)
+}
+
+// commit writes the changed counts into b and commits it; the in-memory counts change only on success.
+func (q *Queue) commit(b *pebble.Batch, delta map[int]int64) error {
+	for p, n := range delta {
+		if n == 0 {
+			continue
+		}
+		if err := b.Set(countKey(p), binary.BigEndian.AppendUint64(nil, uint64(q.count[p]+n)), nil); err != nil {
+			return fmt.Errorf("pebblestore: queue count: %w", err)
+		}
+	}
+	if b.Empty() {
+		return nil
+	}
+	if err := b.Commit(q.d.wo); err != nil {
+		return fmt.Errorf("pebblestore: queue commit: %w", err)
+	}
+	for p, n := range delta {
+		q.count[p] += n
+	}
+	return nil
+}
+
+// promote moves the partition's w rows due at now into q.
+func (q *Queue) promote(partition int, now int64) error {
+	lo := partitionPrefix(pfxDelayed, partition)
+	hi := binary.BigEndian.AppendUint64(partitionPrefix(pfxDelayed, partition), uint64(now)+1)
+	if now < 0 {
+		return nil
+	}
+	// A cheap check without the lock: most calls have nothing to move.
+	if !q.hasRows(lo, hi) {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, err := q.d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return fmt.Errorf("pebblestore: next: %w", err)
+	}
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	for it.First(); it.Valid(); it.Next() {
+		_, _, fp, err := decodeDelayedKey(it.Key())
+		if err != nil {
+			return errors.Join(err, it.Close())
+		}
+		v, err := decodeQueueValue(it.Value())
+		if err != nil {
+			return errors.Join(fmt.Errorf("pebblestore: delayed row %x: %w", it.Key(), err), it.Close())
+		}
+		key := readyKey(partition, bucket(v.score, q.buckets), string(v.host), fp)
+		err = errors.Join(
+			b.Delete(it.Key(), nil),
+			b.Set(key, it.Value(), nil),
+			b.Set(prefixed(pfxIndex, fp), key, nil),
+		)
+		if err != nil {
+			return errors.Join(fmt.Errorf("pebblestore: next: %w", err), it.Close())
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("pebblestore: next: %w", err)
+	}
+	return q.commit(b, nil)
+}
+
+func (q *Queue) hasRows(lo, hi []byte) bool {
+	it, err := q.d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return true // let the locked pass report it
+	}
+	ok := it.First()
+	return errors.Join(it.Error(), it.Close()) != nil || ok
+}
+
+// Next implements queue.Queue: it moves due w rows into q, then scans the partition's q rows best bucket first,
+// seeking past the rest of a host's rows in a bucket when the Picker cannot take more of that host.
+func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if partition < 0 || uint64(partition) > maxPartition {
+		return nil, fmt.Errorf("pebblestore: next: %w: %d", ErrPartitionRange, partition)
+	}
+	if lim.Max <= 0 {
+		return nil, nil
+	}
+	if err := q.promote(partition, now); err != nil {
+		return nil, err
+	}
+	lo := partitionPrefix(pfxReady, partition)
+	it, err := q.d.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: next: %w", err)
+	}
+	p := queue.NewPicker(lim)
+	for ok := it.First(); ok && !p.Done(); {
+		k := it.Key()
+		_, _, host, fp, sep, err := decodeReadyKey(k)
+		if err != nil {
+			return nil, errors.Join(err, it.Close())
+		}
+		if !p.Wants(string(host)) {
+			ok = it.SeekGE(hostSkip(k, sep))
+			continue
+		}
+		raw, err := it.ValueAndErr()
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("pebblestore: next: %w", err), it.Close())
+		}
+		v, err := decodeQueueValue(raw)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("pebblestore: queue row %x: %w", k, err), it.Close())
+		}
+		if v.notBefore <= now {
+			p.Offer(queue.Item{
+				Partition:   partition,
+				Host:        string(host),
+				Fingerprint: frontier.Fingerprint(bytes.Clone(fp)),
+				Score:       v.score,
+				NotBefore:   v.notBefore,
+				Request:     bytes.Clone(v.request),
+			})
+		}
+		ok = it.Next()
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblestore: next: %w", err)
+	}
+	return p.Items(), nil
+}
+
+// Ack implements queue.Queue: it deletes the row the index holds for each fingerprint, if that row is in the
+// item's partition.
+func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	delta := map[int]int64{}
+	done := make(map[string]bool, len(items))
+	for i := range items {
+		fp := items[i].Fingerprint
+		if len(fp) == 0 || done[string(fp)] {
+			continue
+		}
+		done[string(fp)] = true
+		key, err := q.lookup(fp)
+		if err != nil {
+			return err
+		}
+		if key == nil {
+			continue
+		}
+		p, err := keyPartition(key)
+		if err != nil {
+			return err
+		}
+		if p != items[i].Partition {
+			continue
+		}
+		if err := errors.Join(b.Delete(key, nil), b.Delete(prefixed(pfxIndex, fp), nil)); err != nil {
+			return fmt.Errorf("pebblestore: ack: %w", err)
+		}
+		delta[p]--
+	}
+	return q.commit(b, delta)
+}
+
+// Count implements queue.Queue.
+func (q *Queue) Count(ctx context.Context, partition int) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.count[partition], nil
+}
+
+// Partitions returns the partitions that hold rows, in order.
+func (q *Queue) Partitions() []int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var ps []int
+	for p, n := range q.count {
+		if n > 0 {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}

@@ -1,0 +1,73 @@
+package pebblestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/state"
+)
+
+// States is the state.Store on the s keys. Safe for concurrent use; it lives as long as its DB.
+type States struct{ d *DB }
+
+var _ state.Store = (*States)(nil)
+
+// Get implements state.Store with one point lookup per fingerprint.
+func (s *States) Get(ctx context.Context, fps []frontier.Fingerprint, out []state.Entry, found []bool) error {
+	if len(out) < len(fps) || len(found) < len(fps) {
+		return fmt.Errorf("pebblestore: states get: out and found hold %d and %d slots for %d fingerprints", len(out), len(found), len(fps))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := make([]byte, 0, 33)
+	for i, fp := range fps {
+		key = append(append(key[:0], pfxState), fp...)
+		v, closer, err := s.d.db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			out[i], found[i] = state.Entry{}, false
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("pebblestore: states get %x: %w", []byte(fp), err)
+		}
+		e, err := decodeState(v)
+		closer.Close()
+		if err != nil {
+			return fmt.Errorf("pebblestore: states get %x: %w", []byte(fp), err)
+		}
+		out[i], found[i] = e, true
+	}
+	return nil
+}
+
+// Put implements state.Store: one batch, synced if Config.Sync.
+func (s *States) Put(ctx context.Context, fps []frontier.Fingerprint, entries []state.Entry) error {
+	if err := state.CheckPut(fps, entries); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(fps) == 0 {
+		return nil
+	}
+	b := s.d.db.NewBatch()
+	defer b.Close()
+	for i, fp := range fps {
+		v := stateValue(entries[i])
+		op := b.SetDeferred(1+len(fp), len(v))
+		op.Key[0] = pfxState
+		copy(op.Key[1:], fp)
+		copy(op.Value, v)
+		op.Finish()
+	}
+	if err := b.Commit(s.d.wo); err != nil {
+		return fmt.Errorf("pebblestore: states put: %w", err)
+	}
+	return nil
+}
