@@ -172,17 +172,20 @@ func Extract(pageURL *url.URL, body []byte, opts Options) []frontier.Link {
 		}
 	}
 	out := make([]frontier.Link, 0, len(found))
-	seen := make(map[string]struct{}, len(found))
+	seen := make(map[string]int, len(found))
 	for _, r := range found {
 		u, err := Resolve(base, r.href)
 		if err != nil {
 			continue
 		}
 		s := u.String()
-		if _, dup := seen[s]; dup {
+		if i, dup := seen[s]; dup {
+			if !r.nofollow && !metaNoFollw {
+				out[i].NoFollow = false // followable from somewhere on the page
+			}
 			continue
 		}
-		seen[s] = struct{}{}
+		seen[s] = len(out)
 		out = append(out, frontier.Link{URL: s, Text: r.text, Rel: r.rel, NoFollow: r.nofollow || metaNoFollw, Tag: r.tag})
 	}
 	return out
@@ -252,7 +255,7 @@ func Normalize(u *url.URL) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNotHTTP, u.Redacted())
 	}
 	host, port := v.Hostname(), v.Port()
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	host = strings.TrimRight(strings.ToLower(host), ".")
 	if host == "" {
 		return nil, fmt.Errorf("links: %q has no host", u.Redacted())
 	}

@@ -1,0 +1,147 @@
+package spider
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config configures a spider. Start from DefaultConfig.
+type Config struct {
+	// UserAgent is sent with every request; its product token ("FrontierBot" in "FrontierBot/0.1 (+url)")
+	// selects the robots.txt group.
+	UserAgent string `mapstructure:"user_agent"`
+	// ConnsPerHost is the most requests (and connections) a host gets at once. Default 1.
+	ConnsPerHost int `mapstructure:"conns_per_host"`
+	// Delay is the least time between the starts of two requests to one host (robots.txt included). A
+	// robots.txt Crawl-delay longer than Delay replaces it for that host, up to MaxCrawlDelay. Default 1s.
+	Delay time.Duration `mapstructure:"delay"`
+	// MaxCrawlDelay caps the Crawl-delay a robots.txt may ask for. Default 60s.
+	MaxCrawlDelay time.Duration `mapstructure:"max_crawl_delay"`
+	// ObeyRobots makes the spider fetch robots.txt before any other URL of a host and obey it. Default true.
+	ObeyRobots bool `mapstructure:"obey_robots"`
+	// RobotsTTL is how long a fetched robots.txt (2xx or 4xx) is trusted. Default 24h.
+	RobotsTTL time.Duration `mapstructure:"robots_ttl"`
+	// RobotsErrorTTL is how long a robots.txt that answered 5xx, or could not be fetched, keeps the host closed
+	// before it is fetched again. Default 10m.
+	RobotsErrorTTL time.Duration `mapstructure:"robots_error_ttl"`
+	// RobotsCacheSize bounds the number of origins whose robots.txt is kept. Default 100,000.
+	RobotsCacheSize int `mapstructure:"robots_cache_size"`
+	// ConnectTimeout bounds DNS lookup plus TCP connect (and the TLS handshake separately). Default 10s.
+	ConnectTimeout time.Duration `mapstructure:"connect_timeout"`
+	// RequestTimeout bounds one whole request: connect, headers, body, for every hop of a redirect chain
+	// together. Default 60s.
+	RequestTimeout time.Duration `mapstructure:"request_timeout"`
+	// MaxBodyBytes is the most decoded body bytes kept of one response; a longer body is truncated there and the
+	// page marked (meta "frontier_truncated"). Default 8 MiB.
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+	// MaxRedirects is the longest redirect chain followed; a longer one is reported as TooManyRedirects.
+	// Default 10.
+	MaxRedirects int `mapstructure:"max_redirects"`
+	// MaxInFlight bounds the fetches running at once over all hosts. Default 256.
+	MaxInFlight int `mapstructure:"max_in_flight"`
+	// MaxPending bounds the feed messages held between Fetch and the commit of their outcome (queued in hosts,
+	// in flight, or being reported). Default 20,000.
+	MaxPending int `mapstructure:"max_pending"`
+	// FetchBatch is the most feed messages read by one Fetch. Default 512.
+	FetchBatch int `mapstructure:"fetch_batch"`
+	// ReportBatch is the most spider-log messages sent by one Send. Default 512.
+	ReportBatch int `mapstructure:"report_batch"`
+	// CommitInterval is how often the feed offset is committed while work completes. Default 1s.
+	CommitInterval time.Duration `mapstructure:"commit_interval"`
+	// HonourNoFollow drops links marked rel=nofollow (or on pages with <meta name=robots content=nofollow>).
+	// Default false: Frontera and Scrapy follow them.
+	HonourNoFollow bool `mapstructure:"honour_nofollow"`
+	// MaxLinksPerPage bounds the links extracted from one page. Default 10,000.
+	MaxLinksPerPage int `mapstructure:"max_links_per_page"`
+	// SendBody puts the response body into page_crawled (Frontera's SEND_BODY). Default false.
+	SendBody bool `mapstructure:"send_body"`
+	// HTTP2 lets the transport negotiate HTTP/2 over TLS (ALPN). Default true.
+	HTTP2 bool `mapstructure:"http2"`
+	// StateDir holds the spider's small local state: markers of the seed files already injected (seeds/,
+	// one file per content hash, so re-running with the same file injects nothing) and, after a clean stop,
+	// the feed offsets reported beyond the committed one (spider-feed-<partition>.json, so a restart does not
+	// fetch them again). "" disables both (seeds are then deduplicated only by the strategy worker's
+	// URL-seen test). Default ".frontier".
+	StateDir string `mapstructure:"state_dir"`
+	// StatsInterval is how often the stats line is logged. Default 30s.
+	StatsInterval time.Duration `mapstructure:"stats_interval"`
+	// ShutdownTimeout bounds reporting finished work and the last commit after the context ends. Default 30s.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// DefaultUserAgent is the default Config.UserAgent.
+const DefaultUserAgent = "FrontierBot/0.1 (+https://github.com/frontiercrawl/frontier)"
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{
+		UserAgent:       DefaultUserAgent,
+		ConnsPerHost:    1,
+		Delay:           time.Second,
+		MaxCrawlDelay:   time.Minute,
+		ObeyRobots:      true,
+		RobotsTTL:       24 * time.Hour,
+		RobotsErrorTTL:  10 * time.Minute,
+		RobotsCacheSize: 100_000,
+		ConnectTimeout:  10 * time.Second,
+		RequestTimeout:  60 * time.Second,
+		MaxBodyBytes:    8 << 20,
+		MaxRedirects:    10,
+		MaxInFlight:     256,
+		MaxPending:      20_000,
+		FetchBatch:      512,
+		ReportBatch:     512,
+		CommitInterval:  time.Second,
+		MaxLinksPerPage: 10_000,
+		HTTP2:           true,
+		StateDir:        ".frontier",
+		StatsInterval:   30 * time.Second,
+		ShutdownTimeout: 30 * time.Second,
+	}
+}
+
+// Validate reports every invalid value, each named by its key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("spider: "+key+": "+format, args...))
+	}
+	if strings.TrimSpace(c.UserAgent) == "" || strings.ContainsAny(c.UserAgent, "\r\n") {
+		bad("user_agent", "%q is not a usable User-Agent", c.UserAgent)
+	}
+	positive := map[string]int{
+		"conns_per_host": c.ConnsPerHost, "robots_cache_size": c.RobotsCacheSize, "max_in_flight": c.MaxInFlight,
+		"max_pending": c.MaxPending, "fetch_batch": c.FetchBatch, "report_batch": c.ReportBatch,
+		"max_links_per_page": c.MaxLinksPerPage,
+	}
+	for _, k := range []string{"conns_per_host", "robots_cache_size", "max_in_flight", "max_pending", "fetch_batch", "report_batch", "max_links_per_page"} {
+		if positive[k] <= 0 {
+			bad(k, "%d, want > 0", positive[k])
+		}
+	}
+	if c.Delay < 0 {
+		bad("delay", "%v, want >= 0", c.Delay)
+	}
+	if c.MaxCrawlDelay < 0 {
+		bad("max_crawl_delay", "%v, want >= 0", c.MaxCrawlDelay)
+	}
+	durations := map[string]time.Duration{
+		"robots_ttl": c.RobotsTTL, "robots_error_ttl": c.RobotsErrorTTL, "connect_timeout": c.ConnectTimeout,
+		"request_timeout": c.RequestTimeout, "commit_interval": c.CommitInterval, "stats_interval": c.StatsInterval,
+		"shutdown_timeout": c.ShutdownTimeout,
+	}
+	for _, k := range []string{"robots_ttl", "robots_error_ttl", "connect_timeout", "request_timeout", "commit_interval", "stats_interval", "shutdown_timeout"} {
+		if durations[k] <= 0 {
+			bad(k, "%v, want > 0", durations[k])
+		}
+	}
+	if c.MaxBodyBytes <= 0 {
+		bad("max_body_bytes", "%d, want > 0", c.MaxBodyBytes)
+	}
+	if c.MaxRedirects < 0 {
+		bad("max_redirects", "%d, want >= 0", c.MaxRedirects)
+	}
+	return errors.Join(errs...)
+}

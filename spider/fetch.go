@@ -1,0 +1,280 @@
+package spider
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/brotli"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/spider/links"
+)
+
+// fetcher performs one request with its redirects. Safe for concurrent use.
+type fetcher struct {
+	cfg    Config
+	client *http.Client
+}
+
+func newTransport(cfg Config, deps Deps) *http.Transport {
+	dial := deps.DialContext
+	if dial == nil {
+		d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	} else {
+		inner := dial
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+			defer cancel()
+			return inner(ctx, network, addr)
+		}
+	}
+	return &http.Transport{
+		DialContext:         dial,
+		TLSClientConfig:     deps.TLSConfig,
+		TLSHandshakeTimeout: cfg.ConnectTimeout,
+		ForceAttemptHTTP2:   cfg.HTTP2,
+		DisableCompression:  true, // we ask for gzip and br ourselves and count wire bytes
+		MaxConnsPerHost:     cfg.ConnsPerHost,
+		MaxIdleConnsPerHost: cfg.ConnsPerHost,
+		MaxIdleConns:        4 * cfg.MaxInFlight,
+		IdleConnTimeout:     30 * time.Second,
+	}
+}
+
+func newFetcher(cfg Config, rt http.RoundTripper) *fetcher {
+	return &fetcher{cfg: cfg, client: &http.Client{
+		Transport:     rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// redirectCheck is asked before following a redirect to u; a non-nil error stops the chain and is reported.
+type redirectCheck func(ctx context.Context, u *url.URL) error
+
+// answered is told when a host answered (response headers received), for politeness.
+type answered func(u *url.URL, at time.Time)
+
+// fetch fetches req (at u), following redirects, and returns the final response with its body read.
+func (f *fetcher) fetch(ctx context.Context, req *frontier.Request, u *url.URL, check redirectCheck, onAnswer answered) (*Fetched, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.RequestTimeout)
+	defer cancel()
+	out := &Fetched{Request: req, Start: time.Now()}
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	body := req.Body
+	first := true
+	for hop := 0; ; hop++ {
+		hreq, err := f.newRequest(ctx, method, u, body, req, first)
+		if err != nil {
+			return nil, err
+		}
+		var remote string
+		trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
+			if ci.Conn != nil {
+				remote = ci.Conn.RemoteAddr().String()
+			}
+		}}
+		hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
+		resp, err := f.client.Do(hreq)
+		if onAnswer != nil {
+			onAnswer(u, time.Now()) // also on error: the host may have seen the request
+		}
+		if err != nil {
+			return errorResult(out), unwrapURLError(err)
+		}
+		if loc := resp.Header.Get("Location"); isRedirect(resp.StatusCode) && loc != "" {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			out.Hops = append(out.Hops, Hop{URL: u.String(), Status: resp.StatusCode, Proto: resp.Proto,
+				Header: resp.Header, RequestHeader: hreq.Header, Method: method})
+			if hop >= f.cfg.MaxRedirects {
+				return out, named(ErrNameTooManyRedirects, fmt.Errorf("more than %d redirects from %s", f.cfg.MaxRedirects, req.URL))
+			}
+			next, err := links.Resolve(u, loc)
+			if err != nil {
+				if errors.Is(err, links.ErrNotHTTP) {
+					return out, named(ErrNameNotSupported, err)
+				}
+				return out, named(ErrNameInvalidURL, fmt.Errorf("redirect from %s: %w", u, err))
+			}
+			if check != nil {
+				if err := check(ctx, next); err != nil {
+					return out, err
+				}
+			}
+			switch {
+			case resp.StatusCode == http.StatusSeeOther && method != http.MethodHead,
+				(resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusFound) && method == http.MethodPost:
+				method, body = http.MethodGet, nil
+			}
+			u, first = next, false
+			continue
+		}
+		out.URL, out.Status, out.Proto, out.Header = u.String(), resp.StatusCode, resp.Proto, resp.Header
+		out.RequestHeader, out.Method, out.RemoteAddr = hreq.Header, method, remote
+		err = f.readBody(resp, out)
+		resp.Body.Close()
+		out.End = time.Now()
+		if err != nil {
+			return out, err
+		}
+		out.ContentType, out.HTML = contentType(resp.Header.Get("Content-Type"), out.Body)
+		return out, nil
+	}
+}
+
+// errorResult returns the hops walked so far, or nil when there were none.
+func errorResult(out *Fetched) *Fetched {
+	if len(out.Hops) == 0 {
+		return nil
+	}
+	return out
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+func (f *fetcher) newRequest(ctx context.Context, method string, u *url.URL, body []byte, req *frontier.Request, first bool) (*http.Request, error) {
+	var rd io.Reader
+	if len(body) > 0 {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, named(ErrNameInvalidURL, err)
+	}
+	h := hreq.Header
+	if first {
+		for _, x := range req.Headers {
+			name := string(x.Name)
+			switch strings.ToLower(name) {
+			case "host", "content-length", "connection", "transfer-encoding", "accept-encoding":
+				continue
+			}
+			for _, v := range x.Values {
+				h.Add(name, string(v))
+			}
+		}
+		if len(req.Cookies) > 0 && h.Get("Cookie") == "" {
+			for _, c := range req.Cookies {
+				hreq.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+			}
+		}
+	}
+	h.Set("User-Agent", f.cfg.UserAgent)
+	if h.Get("Accept") == "" {
+		h.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	}
+	if h.Get("Accept-Language") == "" {
+		h.Set("Accept-Language", "en")
+	}
+	h.Set("Accept-Encoding", "gzip, br")
+	return hreq, nil
+}
+
+// unwrapURLError removes net/http's *url.Error wrapper (its text repeats the URL) but keeps the cause.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s %s: %w", ue.Op, ue.URL, ue.Err)
+	}
+	return err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readBody reads and decodes the body into out.Body, keeping at most MaxBodyBytes decoded bytes.
+func (f *fetcher) readBody(resp *http.Response, out *Fetched) error {
+	wire := &countingReader{r: resp.Body}
+	var dec io.Reader = wire
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(wire)
+		if err != nil {
+			if errors.Is(err, io.EOF) { // empty body
+				return nil
+			}
+			return named(ErrNameDecoding, fmt.Errorf("gzip: %w", err))
+		}
+		defer zr.Close()
+		dec = zr
+	case "br":
+		dec = brotli.NewReader(wire)
+	case "deflate":
+		zr, err := zlib.NewReader(wire)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return named(ErrNameDecoding, fmt.Errorf("deflate: %w", err))
+		}
+		defer zr.Close()
+		dec = zr
+	}
+	limit := f.cfg.MaxBodyBytes
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength <= limit {
+		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
+	}
+	n, err := buf.ReadFrom(io.LimitReader(dec, limit+1))
+	out.WireBytes = wire.n
+	if err != nil {
+		if dec != io.Reader(wire) && !isNetErr(err) {
+			return named(ErrNameDecoding, err)
+		}
+		return err
+	}
+	b := buf.Bytes()
+	if n > limit {
+		b = b[:limit]
+		out.Truncated = true
+	}
+	out.Body = b
+	return nil
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// contentType returns the media type of a response and whether it is HTML. A missing or generic
+// Content-Type (application/octet-stream, unknown) is replaced by http.DetectContentType's guess.
+func contentType(header string, body []byte) (string, bool) {
+	mt, _, err := mime.ParseMediaType(header)
+	if err != nil || mt == "" || mt == "application/octet-stream" || mt == "application/unknown" || mt == "unknown/unknown" {
+		mt, _, _ = mime.ParseMediaType(http.DetectContentType(body))
+	}
+	mt = strings.ToLower(mt)
+	return mt, mt == "text/html" || mt == "application/xhtml+xml"
+}

@@ -1,0 +1,40 @@
+package spider
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"net/url"
+
+	frontier "github.com/frontiercrawl/frontier"
+)
+
+// Identity is the part of the identity layer (DESIGN.md §2) the spider needs: the fingerprint of a URL and the
+// domain meta of its host, with the domain's fingerprint, which keys the spider log. Implementations must be
+// safe for concurrent use.
+type Identity interface {
+	// Fingerprint returns the fingerprint of the canonical form of rawURL (an absolute URL already resolved
+	// with the WHATWG rules).
+	Fingerprint(rawURL string) (frontier.Fingerprint, error)
+	// Domain returns Frontera's meta[b'domain'] for u, Fingerprint included.
+	Domain(u *url.URL) frontier.MetaDomain
+}
+
+// SimpleIdentity is the fallback Identity used when Deps.Identity is nil: SHA-1 of the URL as given (already
+// WHATWG-normalised by the spider, but not w3lib-canonicalised: no query sorting or percent-encoding
+// normalisation) and Frontera's fast domain parse (name = host name, no public-suffix split), whose
+// fingerprint is the hex SHA-1 of the name, as Frontera's DomainFingerprintMiddleware computes it. Production
+// deployments plug in the root package's identity layer instead.
+type SimpleIdentity struct{}
+
+// Fingerprint implements Identity.
+func (SimpleIdentity) Fingerprint(rawURL string) (frontier.Fingerprint, error) {
+	s := sha1.Sum([]byte(rawURL))
+	return frontier.Fingerprint(s[:]), nil
+}
+
+// Domain implements Identity.
+func (SimpleIdentity) Domain(u *url.URL) frontier.MetaDomain {
+	name := u.Hostname()
+	s := sha1.Sum([]byte(name))
+	return frontier.MetaDomain{Netloc: u.Host, Name: name, Scheme: u.Scheme, Fingerprint: hex.EncodeToString(s[:])}
+}

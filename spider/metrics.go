@@ -1,0 +1,85 @@
+package spider
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the spider's Prometheus metrics, all named frontier_spider_*.
+type metrics struct {
+	pages          *prometheus.CounterVec // by status class: 2xx, 3xx, 4xx, 5xx, other
+	bytes          prometheus.Counter
+	errors         *prometheus.CounterVec // by error name
+	links          prometheus.Counter
+	truncated      prometheus.Counter
+	fetchSeconds   prometheus.Histogram
+	inFlight       prometheus.Gauge
+	pending        prometheus.Gauge
+	hosts          prometheus.Gauge
+	robots         *prometheus.CounterVec // by outcome: ok, missing, unavailable, error
+	seeds          prometheus.Counter
+	seedsInvalid   prometheus.Counter
+	handlerErrors  prometheus.Counter
+	decodeErrors   prometheus.Counter
+	reportErrors   prometheus.Counter
+	committed      prometheus.Gauge
+	messagesReport prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_pages_total",
+			Help: "Pages fetched (final responses after redirects), by status class."}, []string{"status"}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_bytes_total",
+			Help: "Response body bytes read from the network (before decoding)."}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_errors_total",
+			Help: "Requests reported as request_error, by error name."}, []string{"error"}),
+		links: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_links_total",
+			Help: "Links reported in links_extracted."}),
+		truncated: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_truncated_total",
+			Help: "Responses truncated at max_body_bytes."}),
+		fetchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_fetch_seconds",
+			Help: "Time to fetch a URL, redirects and body included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_in_flight",
+			Help: "Fetches running now."}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_pending",
+			Help: "Feed messages read but not yet committed (queued, in flight or being reported)."}),
+		hosts: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_hosts",
+			Help: "Hosts with queued or running requests, or waiting out their delay."}),
+		robots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_robots_fetches_total",
+			Help: "robots.txt fetches, by outcome (ok, missing, unavailable, error)."}, []string{"outcome"}),
+		seeds: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_total",
+			Help: "Seed URLs published as add_seeds."}),
+		seedsInvalid: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_invalid_total",
+			Help: "Seed file lines skipped because they are not an http(s) URL."}),
+		handlerErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_handler_errors_total",
+			Help: "Errors returned by the response handler."}),
+		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_feed_decode_errors_total",
+			Help: "Feed messages skipped because they do not decode."}),
+		reportErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_report_errors_total",
+			Help: "Failed sends to the spider log (retried)."}),
+		committed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_feed_committed_offset",
+			Help: "The last feed offset committed."}),
+		messagesReport: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_log_messages_total",
+			Help: "Messages sent to the spider log."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.fetchSeconds, m.inFlight, m.pending,
+			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.reportErrors, m.committed,
+			m.messagesReport)
+	}
+	return m
+}
+
+func statusClass(code int) string {
+	switch {
+	case code >= 200 && code < 300:
+		return "2xx"
+	case code >= 300 && code < 400:
+		return "3xx"
+	case code >= 400 && code < 500:
+		return "4xx"
+	case code >= 500 && code < 600:
+		return "5xx"
+	}
+	return "other"
+}

@@ -1,0 +1,229 @@
+package spider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/spider/robots"
+)
+
+// process fetches one request and reports its outcome. When ctx ends first, nothing is reported: the request
+// stays uncommitted and is fetched again after a restart.
+func (s *Spider) process(ctx context.Context, h *host, it *item) {
+	if err := s.allowed(ctx, it.u); err != nil {
+		if ctx.Err() == nil {
+			s.reportError(ctx, it, err)
+		}
+		return
+	}
+	if !s.gate(ctx, it.u) {
+		return
+	}
+	select {
+	case s.inflight <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	s.m.inFlight.Inc()
+	start := time.Now()
+	f, err := s.fetcher.fetch(ctx, it.req, it.u, s.redirectCheck, s.answered)
+	s.m.fetchSeconds.Observe(time.Since(start).Seconds())
+	s.m.inFlight.Dec()
+	<-s.inflight
+	if f != nil {
+		s.m.bytes.Add(float64(f.WireBytes))
+		s.nBytes.Add(f.WireBytes)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return // shutting down: abandon, do not report a failure we caused
+		}
+		s.reportError(ctx, it, errorWithHops(err, f))
+		return
+	}
+	s.reportPage(ctx, it, f)
+}
+
+// hopsError carries the redirect hops walked before a failure, so that they are reported too.
+type hopsError struct {
+	error
+	hops []Hop
+}
+
+func (e *hopsError) Unwrap() error { return e.error }
+
+func errorWithHops(err error, f *Fetched) error {
+	if f == nil || len(f.Hops) == 0 {
+		return err
+	}
+	return &hopsError{error: err, hops: f.Hops}
+}
+
+// answered pushes the next start of u's host to at least a delay after the host answered at t. gate books
+// slots by start times; this makes the gap hold as the server measures it too (a request reaches the server
+// some time after its slot starts, but always before its answer reaches us).
+func (s *Spider) answered(u *url.URL, t time.Time) {
+	s.bump(u.Hostname(), t.Add(s.delayFor(u)))
+}
+
+func (s *Spider) bump(hostname string, next time.Time) {
+	s.hostsMu.Lock()
+	h := s.hostLocked(hostname)
+	if h.next.Before(next) {
+		h.next = next
+	}
+	s.hostsMu.Unlock()
+}
+
+// gate waits until u's host may receive another request, and books the slot: starts of two requests to one
+// host are at least the host's delay apart. It returns false if ctx ended first.
+func (s *Spider) gate(ctx context.Context, u *url.URL) bool {
+	delay := s.delayFor(u)
+	s.hostsMu.Lock()
+	h := s.hostLocked(u.Hostname())
+	now := time.Now()
+	t := h.next
+	if t.Before(now) {
+		t = now
+	}
+	h.next = t.Add(delay)
+	s.hostsMu.Unlock()
+	if d := time.Until(t); d > 0 {
+		return sleepCtx(ctx, d)
+	}
+	return ctx.Err() == nil
+}
+
+// delayFor returns the delay of u's host: Config.Delay, or a longer robots.txt Crawl-delay (capped).
+func (s *Spider) delayFor(u *url.URL) time.Duration {
+	d := s.cfg.Delay
+	if !s.cfg.ObeyRobots {
+		return d
+	}
+	if e := s.robots.peek(origin(u)); e != nil {
+		if cd, ok := e.rules.CrawlDelay(s.agent); ok {
+			d = max(d, min(cd, s.cfg.MaxCrawlDelay))
+		}
+	}
+	return d
+}
+
+// redirectCheck applies robots.txt and the target host's delay to a redirect hop.
+func (s *Spider) redirectCheck(ctx context.Context, u *url.URL) error {
+	if err := s.allowed(ctx, u); err != nil {
+		return err
+	}
+	if !s.gate(ctx, u) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// allowed checks robots.txt for u, fetching it first if needed. The error is named (RobotsDisallowed,
+// RobotsUnavailable, or the network error that kept robots.txt from being fetched).
+func (s *Spider) allowed(ctx context.Context, u *url.URL) error {
+	if !s.cfg.ObeyRobots {
+		return nil
+	}
+	e, err := s.robotsFor(ctx, u)
+	if err != nil {
+		return err
+	}
+	if e.err != nil {
+		return e.err
+	}
+	if !e.rules.Allowed(s.agent, u.RequestURI()) {
+		if e.rules.DisallowsAll() {
+			return named(ErrNameRobotsUnavail, fmt.Errorf("robots.txt of %s answered %d", origin(u), e.status))
+		}
+		return named(ErrNameRobots, fmt.Errorf("%s is disallowed by robots.txt", u))
+	}
+	return nil
+}
+
+func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
+
+// robotsFor returns the robots.txt verdict for u's origin, fetching it (once, however many goroutines ask)
+// when it is missing or expired. The error is ctx's if ctx ends while waiting.
+func (s *Spider) robotsFor(ctx context.Context, u *url.URL) (*robotsEntry, error) {
+	key := origin(u)
+	for {
+		e, fetch := s.robots.get(key)
+		if !fetch {
+			select {
+			case <-e.ready:
+				return e, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		s.fetchRobots(ctx, u, e)
+		if ctx.Err() != nil {
+			s.robots.abandon(key, e)
+			return nil, ctx.Err()
+		}
+		return e, nil
+	}
+}
+
+// fetchRobots fetches robots.txt into e and publishes it. The request goes through the host's politeness
+// gate like any other.
+func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
+	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
+	if !s.gate(ctx, ru) {
+		return
+	}
+	select {
+	case s.inflight <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	s.m.inFlight.Inc()
+	start := time.Now()
+	f, err := s.robotsF.fetch(ctx, &frontier.Request{URL: ru.String()}, ru, nil, nil)
+	answeredAt := time.Now()
+	s.m.inFlight.Dec()
+	<-s.inflight
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	switch {
+	case err != nil && ClassifyError(err) == ErrNameTooManyRedirects:
+		// RFC 9309 §2.3.1.2: more than five redirects: robots.txt is unavailable (allow all).
+		e.rules, e.status, e.expires = robots.AllowAll, 0, now.Add(s.cfg.RobotsTTL)
+		s.m.robots.WithLabelValues("missing").Inc()
+	case err != nil:
+		// RFC 9309 §2.3.1.4: unreachable means complete disallow; keep the network error's name so the
+		// host's URLs are reported as what they are (DNSLookupError, TimeoutError, …).
+		e.rules, e.expires = robots.DisallowAll, now.Add(s.cfg.RobotsErrorTTL)
+		e.err = named(ClassifyError(err), fmt.Errorf("robots.txt of %s: %w", origin(u), err))
+		s.m.robots.WithLabelValues("error").Inc()
+	default:
+		e.status = f.Status
+		e.rules = robots.Decide(f.Status, f.Body)
+		switch {
+		case f.Status >= 500:
+			e.expires = now.Add(s.cfg.RobotsErrorTTL)
+			s.m.robots.WithLabelValues("unavailable").Inc()
+		case f.Status >= 400:
+			e.expires = now.Add(s.cfg.RobotsTTL)
+			s.m.robots.WithLabelValues("missing").Inc()
+		default:
+			e.expires = now.Add(s.cfg.RobotsTTL)
+			s.m.robots.WithLabelValues("ok").Inc()
+		}
+	}
+	if f != nil {
+		s.m.bytes.Add(float64(f.WireBytes))
+		s.nBytes.Add(f.WireBytes)
+	}
+	s.robots.publish(origin(u), e)
+	// The host's delay (now known, Crawl-delay included) runs from robots.txt's answer.
+	_ = start
+	s.answered(u, answeredAt)
+}
+

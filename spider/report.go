@@ -1,0 +1,339 @@
+package spider
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/spider/links"
+)
+
+// Meta keys the spider adds to the requests it reports (besides Frontera's fingerprint and domain).
+const (
+	// MetaKeyRedirectURLs lists the URLs of a redirect chain, first (the requested URL) to last (the URL that
+	// answered), as str: Frontera's canonical solvers read it (meta[b'redirect_urls']).
+	MetaKeyRedirectURLs = "redirect_urls"
+	// MetaKeyRedirectFingerprints lists the hex fingerprints of MetaKeyRedirectURLs, as Frontera's
+	// FingerprintMiddleware adds them (meta[b'redirect_fingerprints']).
+	MetaKeyRedirectFingerprints = "redirect_fingerprints"
+	// MetaKeyTruncated is true on a page whose body was longer than Config.MaxBodyBytes (Frontier's key).
+	MetaKeyTruncated = "frontier_truncated"
+)
+
+// outcome is the spider-log messages that report one feed request.
+type outcome struct {
+	entry *entry
+	msgs  []bus.Message
+}
+
+// reportPage turns a fetched response into page_crawled (plus one per other host of the redirect chain) and
+// links_extracted (one per link host), hands it to the handler, and queues the messages.
+func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
+	req := it.req
+	s.nPages.Add(1)
+	s.m.pages.WithLabelValues(statusClass(f.Status)).Inc()
+	if f.Truncated {
+		s.m.truncated.Inc()
+	}
+	final, _ := url.Parse(f.URL)
+	if f.HTML && f.Status >= 200 && f.Status < 300 && final != nil {
+		f.Links = links.Extract(final, f.Body, links.Options{MaxLinks: s.cfg.MaxLinksPerPage})
+	}
+	if s.deps.Handler != nil {
+		if err := s.deps.Handler.HandleResponse(ctx, f); err != nil {
+			s.m.handlerErrors.Inc()
+			s.log.Warn("response handler", "url", f.URL, "err", err)
+		}
+	}
+
+	page := s.reportedRequest(req, f.Hops, f.URL)
+	if f.Truncated {
+		page.Meta.Set(MetaKeyTruncated, true)
+	}
+	resp := &frontier.Response{URL: req.URL, Status: f.Status, Headers: toHeaders(f.Header), Request: page}
+	if s.cfg.SendBody {
+		resp.Body = f.Body
+	}
+	key := domainKey(page)
+	var msgs []bus.Message
+	msgs = s.appendMsg(msgs, key, &frontier.PageCrawled{Response: resp})
+
+	// A redirect chain that crosses hosts is reported to each host's owner, so each marks its own URL.
+	if len(f.Hops) > 0 {
+		type hop struct {
+			url    string
+			status int
+		}
+		chain := make([]hop, 0, len(f.Hops))
+		for _, h := range f.Hops[1:] {
+			chain = append(chain, hop{h.URL, h.Status})
+		}
+		chain = append(chain, hop{f.URL, f.Status})
+		sent := map[string]bool{string(key): true}
+		for _, h := range chain {
+			u, err := url.Parse(h.url)
+			if err != nil {
+				continue
+			}
+			d := s.id.Domain(u)
+			if sent[d.Fingerprint] {
+				continue
+			}
+			sent[d.Fingerprint] = true
+			r := &frontier.Request{URL: h.url, Meta: page.Meta.Clone()}
+			if fp, err := s.id.Fingerprint(h.url); err == nil {
+				r.SetMetaFingerprint(fp)
+			}
+			r.SetMetaDomain(d)
+			msgs = s.appendMsg(msgs, []byte(d.Fingerprint),
+				&frontier.PageCrawled{Response: &frontier.Response{URL: h.url, Status: h.status, Headers: resp.Headers, Request: r}})
+		}
+	}
+
+	if len(f.Links) > 0 {
+		byHost := map[string][]*frontier.Request{}
+		var order []string
+		n := 0
+		for _, l := range f.Links {
+			if l.NoFollow && s.cfg.HonourNoFollow {
+				continue
+			}
+			u, err := url.Parse(l.URL)
+			if err != nil {
+				continue
+			}
+			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet}
+			fp, err := s.id.Fingerprint(l.URL)
+			if err != nil {
+				continue
+			}
+			lr.SetMetaFingerprint(fp)
+			d := s.id.Domain(u)
+			lr.SetMetaDomain(d)
+			if _, ok := byHost[d.Fingerprint]; !ok {
+				order = append(order, d.Fingerprint)
+			}
+			byHost[d.Fingerprint] = append(byHost[d.Fingerprint], lr)
+			n++
+		}
+		for _, k := range order {
+			msgs = s.appendMsg(msgs, []byte(k), &frontier.LinksExtracted{Request: page, Links: byHost[k]})
+		}
+		s.nLinks.Add(int64(n))
+		s.m.links.Add(float64(n))
+	}
+	s.queue(ctx, it, msgs)
+}
+
+// reportedRequest is the request as reported: the feed request with the redirect chain in its meta.
+func (s *Spider) reportedRequest(req *frontier.Request, hops []Hop, final string) *frontier.Request {
+	r := &frontier.Request{URL: req.URL, Method: req.Method, Headers: req.Headers, Cookies: req.Cookies, Meta: req.Meta.Clone(), Body: req.Body}
+	if len(hops) > 0 {
+		urls := make([]frontier.Value, 0, len(hops)+1)
+		fps := make([]frontier.Value, 0, len(hops)+1)
+		add := func(u string) {
+			urls = append(urls, u)
+			if fp, err := s.id.Fingerprint(u); err == nil {
+				fps = append(fps, []byte(fp.Hex()))
+			}
+		}
+		for _, h := range hops {
+			add(h.URL)
+		}
+		if final != "" {
+			add(final)
+		}
+		r.Meta.Set(MetaKeyRedirectURLs, urls)
+		if len(fps) == len(urls) {
+			r.Meta.Set(MetaKeyRedirectFingerprints, fps)
+		}
+	}
+	return r
+}
+
+// reportError queues a request_error for it.
+func (s *Spider) reportError(ctx context.Context, it *item, err error) {
+	name := ClassifyError(err)
+	s.nErrors.Add(1)
+	s.errMu.Lock()
+	s.errByName[name]++
+	s.errMu.Unlock()
+	s.m.errors.WithLabelValues(name).Inc()
+	s.log.Debug("request error", "url", it.req.URL, "error", name, "err", err)
+	var hops []Hop
+	if he, ok := err.(*hopsError); ok {
+		hops = he.hops
+	}
+	r := s.reportedRequest(it.req, hops, "")
+	s.queue(ctx, it, s.appendMsg(nil, domainKey(r), &frontier.RequestError{Request: r, Error: name}))
+}
+
+// domainKey is the spider-log key of a request: the hex fingerprint of its domain (Frontera's
+// get_host_fprint), or nil when the request carries none.
+func domainKey(r *frontier.Request) []byte {
+	d, err := r.MetaDomain()
+	if err != nil || d.Fingerprint == "" {
+		return nil
+	}
+	return []byte(d.Fingerprint)
+}
+
+func (s *Spider) appendMsg(msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
+	b, err := s.deps.Codec.EncodeMessage(m)
+	if err != nil {
+		s.log.Error("encode spider-log message; dropped", "message", m.Name(), "err", err)
+		return msgs
+	}
+	return append(msgs, bus.Message{Key: key, Value: b})
+}
+
+// queue hands an outcome to the reporter.
+func (s *Spider) queue(ctx context.Context, it *item, msgs []bus.Message) {
+	if len(msgs) == 0 {
+		s.tracker.done(it.entry)
+		return
+	}
+	s.reports <- &outcome{entry: it.entry, msgs: msgs}
+}
+
+func toHeaders(h http.Header) frontier.Headers {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := make(frontier.Headers, 0, len(names))
+	for _, k := range names {
+		vals := make([][]byte, len(h[k]))
+		for i, v := range h[k] {
+			vals[i] = []byte(v)
+		}
+		out = append(out, frontier.Header{Name: []byte(k), Values: vals})
+	}
+	return out
+}
+
+// reporter sends outcomes to the spider log in batches and marks them reported. A failed send is retried
+// until ctx ends; what is not sent then stays uncommitted.
+func (s *Spider) reporter(ctx context.Context) {
+	var batch []*outcome
+	var msgs []bus.Message
+	for o := range s.reports {
+		batch = append(batch[:0], o)
+		msgs = append(msgs[:0], o.msgs...)
+	drain:
+		for len(msgs) < s.cfg.ReportBatch {
+			select {
+			case o, ok := <-s.reports:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+				msgs = append(msgs, o.msgs...)
+			default:
+				break drain
+			}
+		}
+		if ctx.Err() != nil {
+			continue // shutdown timed out: drop (uncommitted, so fetched again)
+		}
+		backoff := 100 * time.Millisecond
+		for {
+			err := s.deps.Log.Send(ctx, msgs...)
+			if err == nil {
+				s.m.messagesReport.Add(float64(len(msgs)))
+				for _, o := range batch {
+					s.tracker.done(o.entry)
+				}
+				break
+			}
+			s.m.reportErrors.Inc()
+			if ctx.Err() != nil {
+				break
+			}
+			s.log.Warn("spider log send; retrying", "messages", len(msgs), "err", err, "retry_in", backoff)
+			if !sleepCtx(ctx, backoff) {
+				break
+			}
+			backoff = min(2*backoff, 10*time.Second)
+		}
+		s.m.pending.Set(float64(s.tracker.len()))
+	}
+}
+
+// entry is one feed message between Fetch and commit.
+type entry struct {
+	msg  bus.Message
+	done bool
+}
+
+// tracker keeps the feed messages in offset order and finds the contiguous watermark: the last message
+// whose outcome, and every earlier one's, is reported. Safe for concurrent use.
+type tracker struct {
+	mu      sync.Mutex
+	q       []*entry
+	head    int
+	max     int
+	last    bus.Message // the watermark
+	pending bool        // last is not committed yet
+	signal  chan struct{}
+}
+
+func newTracker(max int) *tracker { return &tracker{max: max, signal: make(chan struct{}, 1)} }
+
+func (t *tracker) add(msg bus.Message) *entry {
+	e := &entry{msg: msg}
+	t.mu.Lock()
+	t.q = append(t.q, e)
+	t.mu.Unlock()
+	return e
+}
+
+func (t *tracker) done(e *entry) {
+	t.mu.Lock()
+	e.done = true
+	moved := false
+	for t.head < len(t.q) && t.q[t.head].done {
+		t.last, t.pending, moved = t.q[t.head].msg, true, true
+		t.q[t.head] = nil
+		t.head++
+	}
+	if t.head > 1024 && t.head > len(t.q)/2 {
+		t.q = append(t.q[:0], t.q[t.head:]...)
+		t.head = 0
+	}
+	t.mu.Unlock()
+	if moved {
+		select {
+		case t.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (t *tracker) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.q) - t.head
+}
+
+func (t *tracker) free() int { return t.max - t.len() }
+
+func (t *tracker) toCommit() (bus.Message, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last, t.pending
+}
+
+func (t *tracker) committed(msg bus.Message) {
+	t.mu.Lock()
+	if t.last.Offset == msg.Offset && t.last.Partition == msg.Partition {
+		t.pending = false
+	}
+	t.mu.Unlock()
+}

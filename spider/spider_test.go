@@ -1,0 +1,257 @@
+package spider
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+)
+
+// testConfig is a fast spider: short delay and timeouts, state in a temporary directory.
+func testConfig(t *testing.T) Config {
+	cfg := DefaultConfig()
+	cfg.Delay = 50 * time.Millisecond
+	cfg.ConnectTimeout = time.Second
+	cfg.RequestTimeout = 2 * time.Second
+	cfg.MaxBodyBytes = 1 << 20
+	cfg.CommitInterval = 20 * time.Millisecond
+	cfg.StatsInterval = time.Second
+	cfg.HonourNoFollow = true
+	cfg.StateDir = t.TempDir()
+	return cfg
+}
+
+type harness struct {
+	t      *testing.T
+	codec  *fakeCodec
+	feed   *fakeFeed
+	log    *fakeLog
+	deps   Deps
+	mu     sync.Mutex
+	bodies map[string]int // final URL → handler body length
+}
+
+func newHarness(t *testing.T, site *web.Site, urls []string) *harness {
+	h := &harness{t: t, codec: &fakeCodec{}, feed: newFeed(urls...), bodies: map[string]int{}}
+	h.log = newLog(h.codec)
+	h.deps = Deps{
+		Log: h.log, Codec: h.codec, Logger: frontiertest.Logger(t), Registerer: prometheus.NewRegistry(),
+		Handler: HandlerFunc(func(_ context.Context, f *Fetched) error {
+			h.mu.Lock()
+			h.bodies[f.URL] = len(f.Body)
+			h.mu.Unlock()
+			return nil
+		}),
+	}
+	if site != nil {
+		h.deps.DialContext = site.DialContext
+	}
+	return h
+}
+
+// start runs a spider on a new consumer of the feed; stop cancels it and waits for Run.
+func (h *harness) start(cfg Config) (stop func()) {
+	deps := h.deps
+	deps.Feed = h.feed.consumer()
+	deps.Registerer = prometheus.NewRegistry()
+	s, err := New(cfg, deps)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	}
+}
+
+// waitOutcomes waits until every url has an outcome on the log (or the test's deadline guard fires).
+func (h *harness) waitOutcomes(urls []string) map[string]frontier.Message {
+	h.t.Helper()
+	guard := time.After(2 * time.Minute) // a hang guard, not a timing assertion
+	for {
+		got := outcomes(h.log.records())
+		missing := 0
+		for _, u := range urls {
+			if _, ok := got[u]; !ok {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return got
+		}
+		select {
+		case <-guard:
+			h.t.Fatalf("%d of %d URLs have no outcome", missing, len(urls))
+		case <-h.log.sent:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func norm(t *testing.T, u string) string {
+	n, err := web.Normalize("", u)
+	if err != nil {
+		t.Fatalf("web.Normalize(%q): %v", u, err)
+	}
+	return n
+}
+
+func TestCrawlSyntheticSite(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 4, 12
+	wcfg.CrawlDelay = 300 * time.Millisecond
+	wcfg.SlowDelay = 300 * time.Millisecond
+	site := web.Start(t, wcfg)
+	var urls []string
+	pages := map[string]*web.Page{}
+	for _, p := range site.Pages() {
+		urls = append(urls, p.URL)
+		pages[p.URL] = p
+	}
+	h := newHarness(t, site, urls)
+	cfg := testConfig(t)
+	stop := h.start(cfg)
+	got := h.waitOutcomes(urls)
+	stop()
+	recs := h.log.records()
+
+	linksOf := map[string][]string{} // page URL → normalised link URLs
+	leKeys := map[string]bool{}
+	for _, r := range recs {
+		if le, ok := r.msg.(*frontier.LinksExtracted); ok {
+			hostKey := ""
+			for _, l := range le.Links {
+				linksOf[le.Request.URL] = append(linksOf[le.Request.URL], norm(t, l.URL))
+				d, _ := l.MetaDomain()
+				if hostKey == "" {
+					hostKey = d.Fingerprint
+				}
+				if d.Fingerprint != hostKey || r.key != hostKey {
+					t.Errorf("links_extracted of %s mixes hosts or is mis-keyed: key %s, link %s domain %s", le.Request.URL, r.key, l.URL, d.Fingerprint)
+				}
+			}
+			leKeys[le.Request.URL+" "+hostKey] = true
+		}
+	}
+
+	for _, u := range urls {
+		p := pages[u]
+		o := got[u]
+		switch p.Outcome {
+		case web.OK, web.HTTPError, web.Large:
+			pc, ok := o.(*frontier.PageCrawled)
+			if !ok {
+				t.Errorf("%s (%s): got %T %v, want page_crawled", u, p.Outcome, o, o)
+				continue
+			}
+			if pc.Response.Status != p.Status {
+				t.Errorf("%s: status %d, want %d", u, pc.Response.Status, p.Status)
+			}
+			_, truncated := pc.Response.Request.Meta.Get(MetaKeyTruncated)
+			if want := p.Outcome == web.Large; truncated != want {
+				t.Errorf("%s: truncated = %v, want %v", u, truncated, want)
+			}
+			if p.Outcome == web.Large {
+				h.mu.Lock()
+				n := h.bodies[u]
+				h.mu.Unlock()
+				if n != int(cfg.MaxBodyBytes) {
+					t.Errorf("%s: handler body %d bytes, want the limit %d", u, n, cfg.MaxBodyBytes)
+				}
+			}
+			if p.Outcome == web.OK {
+				want := slices.Clone(p.Links)
+				gotLinks := linksOf[u]
+				slices.Sort(want)
+				slices.Sort(gotLinks)
+				gotLinks = slices.Compact(gotLinks)
+				if !slices.Equal(want, gotLinks) {
+					t.Errorf("%s (%s): links\n got %q\nwant %q", u, p.ContentType, gotLinks, want)
+				}
+			}
+		case web.Redirect:
+			pc, ok := o.(*frontier.PageCrawled)
+			if re, isErr := o.(*frontier.RequestError); isErr && re.Error == ErrNameTooManyRedirects && strings.Contains(u, "/loop/") {
+				continue
+			}
+			if !ok {
+				t.Errorf("%s (redirect): got %T %v", u, o, o)
+				continue
+			}
+			v, ok := pc.Response.Request.Meta.Get(MetaKeyRedirectURLs)
+			chain, _ := v.([]frontier.Value)
+			if !ok || len(chain) < 2 || chain[0].(string) != u || norm(t, chain[1].(string)) != p.Location {
+				t.Errorf("%s: redirect chain %v, want %s → %s …", u, chain, u, p.Location)
+			}
+		case web.RobotsDisallowed:
+			re, ok := o.(*frontier.RequestError)
+			if !ok || (re.Error != ErrNameRobots && re.Error != ErrNameRobotsUnavail) {
+				t.Errorf("%s: got %v, want RobotsDisallowed/RobotsUnavailable", u, o)
+			}
+		case web.NoResponse, web.DNSError, web.Refused:
+			want := map[web.Outcome]string{web.NoResponse: ErrNameTimeout, web.DNSError: ErrNameDNS, web.Refused: ErrNameConnRefused}[p.Outcome]
+			re, ok := o.(*frontier.RequestError)
+			if !ok || re.Error != want {
+				t.Errorf("%s: got %v, want request_error %s", u, o, want)
+			}
+		}
+	}
+
+	// Server-side facts.
+	disallowed := map[string]bool{}
+	for _, p := range site.Pages() {
+		if p.Outcome == web.RobotsDisallowed {
+			disallowed[p.URL] = true
+		}
+	}
+	for _, host := range slices.Concat(site.Hosts(), site.Special()) {
+		reqs := host.Requests()
+		if len(reqs) == 0 {
+			continue
+		}
+		if reqs[0].Target != "/robots.txt" {
+			t.Errorf("%s: first request %s, want /robots.txt", host.Name, reqs[0].Target)
+		}
+		for _, r := range reqs {
+			if disallowed[host.Origin+r.Target] {
+				t.Errorf("%s: fetched %s, which robots.txt disallows", host.Name, r.Target)
+			}
+		}
+		if n := host.MaxInFlight(); n > cfg.ConnsPerHost {
+			t.Errorf("%s: %d requests at once, want <= %d", host.Name, n, cfg.ConnsPerHost)
+		}
+		if n := host.MaxConns(); n > cfg.ConnsPerHost {
+			t.Errorf("%s: %d connections at once, want <= %d", host.Name, n, cfg.ConnsPerHost)
+		}
+		want := cfg.Delay
+		if host.Robots == web.RobotsCrawlDelay {
+			want = wcfg.CrawlDelay
+		}
+		if gap, ok := host.MinGap(nil); ok && gap < want {
+			t.Errorf("%s: two requests %v apart, want >= %v", host.Name, gap, want)
+		}
+	}
+
+	// The feed is committed to the end.
+	if c := h.feed.Committed(); c != int64(len(urls)) {
+		t.Errorf("committed %d, want %d", c, len(urls))
+	}
+	_ = url.Parse
+	_ = strings.Contains
+	_ = slog.LevelInfo
+}
