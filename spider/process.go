@@ -226,4 +226,3 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 	_ = start
 	s.answered(u, answeredAt)
 }
-
