@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math"
@@ -13,11 +14,7 @@ import (
 
 // DecodeRequest decodes a spider-feed item (a request dict).
 func (JSON) DecodeRequest(p []byte) (*frontier.Request, error) {
-	v, err := parseJSON(p)
-	if err != nil {
-		return nil, fmt.Errorf("codec: json: request: %w", err)
-	}
-	d, err := typed(v, 0)
+	d, err := decodeTyped(p)
 	if err != nil {
 		return nil, fmt.Errorf("codec: json: request: %w", err)
 	}
@@ -30,11 +27,7 @@ func (JSON) DecodeRequest(p []byte) (*frontier.Request, error) {
 
 // DecodeMessage decodes one message dict. An unknown "type" wraps ErrUnknownTag.
 func (JSON) DecodeMessage(p []byte) (frontier.Message, error) {
-	v, err := parseJSON(p)
-	if err != nil {
-		return nil, fmt.Errorf("codec: json: %w", err)
-	}
-	d, err := typed(v, 0)
+	d, err := decodeTyped(p)
 	if err != nil {
 		return nil, fmt.Errorf("codec: json: %w", err)
 	}
@@ -48,24 +41,8 @@ func (JSON) DecodeMessage(p []byte) (frontier.Message, error) {
 	return m, nil
 }
 
-// jsonNumber is a JSON number kept as text until its field says what it must be.
+// jsonNumber is a JSON number kept as text until its kind (int or float) is known.
 type jsonNumber string
-
-// parseJSON parses Python-flavoured JSON (NaN, Infinity, -Infinity allowed) into nil, bool, string, jsonNumber,
-// []any. Objects are rejected: Frontera's codec writes only arrays.
-func parseJSON(p []byte) (any, error) {
-	s := jsonScanner{b: p}
-	s.ws()
-	v, err := s.value(0)
-	if err != nil {
-		return nil, err
-	}
-	s.ws()
-	if s.off != len(s.b) {
-		return nil, s.errf(ErrMalformed, "trailing data")
-	}
-	return v, nil
-}
 
 type jsonScanner struct {
 	b   []byte
@@ -96,63 +73,6 @@ func (s *jsonScanner) lit(word string, v any) (any, error) {
 	}
 	s.off += len(word)
 	return v, nil
-}
-
-func (s *jsonScanner) value(depth int) (any, error) {
-	if depth > 2*MaxDepth+8 {
-		return nil, s.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
-	}
-	if s.off >= len(s.b) {
-		return nil, s.errf(ErrTruncated, "input ends where a value should start")
-	}
-	switch c := s.b[s.off]; {
-	case c == '[':
-		s.off++
-		var out []any
-		s.ws()
-		if s.off < len(s.b) && s.b[s.off] == ']' {
-			s.off++
-			return []any{}, nil
-		}
-		for {
-			s.ws()
-			v, err := s.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-			s.ws()
-			if s.off >= len(s.b) {
-				return nil, s.errf(ErrTruncated, "input ends inside an array")
-			}
-			switch s.b[s.off] {
-			case ',':
-				s.off++
-			case ']':
-				s.off++
-				return out, nil
-			default:
-				return nil, s.errf(ErrMalformed, "want , or ] in an array, got %q", s.b[s.off])
-			}
-		}
-	case c == '"':
-		return s.str()
-	case c == 'n':
-		return s.lit("null", nil)
-	case c == 't':
-		return s.lit("true", true)
-	case c == 'f':
-		return s.lit("false", false)
-	case c == 'N':
-		return s.lit("NaN", jsonNumber("NaN"))
-	case c == 'I':
-		return s.lit("Infinity", jsonNumber("Infinity"))
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number()
-	case c == '{':
-		return nil, s.errf(ErrMalformed, "JSON object where Frontera's codec writes only arrays")
-	}
-	return nil, s.errf(ErrMalformed, "unexpected byte %q", s.b[s.off])
 }
 
 func (s *jsonScanner) number() (any, error) {
@@ -219,19 +139,21 @@ func (s *jsonScanner) hex4() (rune, error) {
 	return r, nil
 }
 
-func (s *jsonScanner) str() (string, error) {
+// rawStr reads a JSON string at s.off (which is '"'). Without escapes it returns a slice of the input (fresh is
+// false); with escapes, a new buffer (fresh is true). Either way the bytes are valid UTF-8.
+func (s *jsonScanner) rawStr() (p []byte, fresh bool, err error) {
 	s.off++ // opening quote
 	start := s.off
 	// Fast path: no escapes.
 	for s.off < len(s.b) {
 		c := s.b[s.off]
 		if c == '"' {
-			p := s.b[start:s.off]
+			p := s.b[start:s.off:s.off]
 			s.off++
 			if !utf8.Valid(p) {
-				return "", s.errf(ErrMalformed, "string is not valid UTF-8")
+				return nil, false, s.errf(ErrMalformed, "string is not valid UTF-8")
 			}
-			return string(p), nil
+			return p, false, nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -241,18 +163,18 @@ func (s *jsonScanner) str() (string, error) {
 	out := append([]byte(nil), s.b[start:s.off]...)
 	for {
 		if s.off >= len(s.b) {
-			return "", s.errf(ErrTruncated, "input ends inside a string")
+			return nil, false, s.errf(ErrTruncated, "input ends inside a string")
 		}
 		c := s.b[s.off]
 		switch {
 		case c == '"':
 			s.off++
 			if !utf8.Valid(out) {
-				return "", s.errf(ErrMalformed, "string is not valid UTF-8")
+				return nil, false, s.errf(ErrMalformed, "string is not valid UTF-8")
 			}
-			return string(out), nil
+			return out, true, nil
 		case c < 0x20:
-			return "", s.errf(ErrMalformed, "control character 0x%02x in a string", c)
+			return nil, false, s.errf(ErrMalformed, "control character 0x%02x in a string", c)
 		case c != '\\':
 			out = append(out, c)
 			s.off++
@@ -260,7 +182,7 @@ func (s *jsonScanner) str() (string, error) {
 		}
 		s.off++
 		if s.off >= len(s.b) {
-			return "", s.errf(ErrTruncated, "input ends inside an escape")
+			return nil, false, s.errf(ErrTruncated, "input ends inside an escape")
 		}
 		e := s.b[s.off]
 		s.off++
@@ -280,102 +202,235 @@ func (s *jsonScanner) str() (string, error) {
 		case 'u':
 			r, err := s.hex4()
 			if err != nil {
-				return "", err
+				return nil, false, err
 			}
 			if utf16.IsSurrogate(r) {
 				if r >= 0xdc00 || len(s.b)-s.off < 6 || s.b[s.off] != '\\' || s.b[s.off+1] != 'u' {
-					return "", s.errf(ErrMalformed, "lone UTF-16 surrogate \\u%04x", r)
+					return nil, false, s.errf(ErrMalformed, "lone UTF-16 surrogate \\u%04x", r)
 				}
 				s.off += 2
 				r2, err := s.hex4()
 				if err != nil {
-					return "", err
+					return nil, false, err
 				}
 				if r2 < 0xdc00 || r2 > 0xdfff {
-					return "", s.errf(ErrMalformed, "lone UTF-16 surrogate \\u%04x", r)
+					return nil, false, s.errf(ErrMalformed, "lone UTF-16 surrogate \\u%04x", r)
 				}
 				r = utf16.DecodeRune(r, r2)
 			}
 			out = utf8.AppendRune(out, r)
 		default:
-			return "", s.errf(ErrMalformed, "invalid escape \\%c", e)
+			return nil, false, s.errf(ErrMalformed, "invalid escape \\%c", e)
 		}
 	}
 }
 
-// typed undoes Frontera's _convert_and_save_type: v must be a [type, value] pair.
-func typed(v any, depth int) (frontier.Value, error) {
+// decodeTyped parses a whole document written by Frontera's _convert_and_save_type, one [type, value] pair,
+// straight into a frontier.Value (no intermediate tree). The JSON is Python-flavoured: NaN, Infinity and
+// -Infinity are numbers. Objects never occur in it and are rejected.
+func decodeTyped(p []byte) (frontier.Value, error) {
+	s := jsonScanner{b: p}
+	v, err := s.typed(0)
+	if err != nil {
+		return nil, err
+	}
+	s.ws()
+	if s.off != len(s.b) {
+		return nil, s.errf(ErrMalformed, "trailing data")
+	}
+	return v, nil
+}
+
+// expect skips white space and consumes c.
+func (s *jsonScanner) expect(c byte, what string) error {
+	s.ws()
+	if s.off >= len(s.b) {
+		return s.errf(ErrTruncated, "input ends where %s should be", what)
+	}
+	if s.b[s.off] != c {
+		if s.b[s.off] == '{' {
+			return s.errf(ErrMalformed, "JSON object where Frontera's codec writes only arrays")
+		}
+		return s.errf(ErrMalformed, "want %s, got %q", what, s.b[s.off])
+	}
+	s.off++
+	return nil
+}
+
+// array consumes a JSON array, calling item for each element with s at the element.
+func (s *jsonScanner) array(what string, item func(i int) error) error {
+	if err := s.expect('[', what); err != nil {
+		return err
+	}
+	s.ws()
+	if s.off < len(s.b) && s.b[s.off] == ']' {
+		s.off++
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := item(i); err != nil {
+			return err
+		}
+		s.ws()
+		if s.off >= len(s.b) {
+			return s.errf(ErrTruncated, "input ends inside %s", what)
+		}
+		switch s.b[s.off] {
+		case ',':
+			s.off++
+		case ']':
+			s.off++
+			return nil
+		default:
+			return s.errf(ErrMalformed, "want , or ] in %s, got %q", what, s.b[s.off])
+		}
+	}
+}
+
+// typed reads one [type, value] pair.
+func (s *jsonScanner) typed(depth int) (frontier.Value, error) {
 	if depth > MaxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d: %w", MaxDepth, ErrMalformed)
+		return nil, s.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
 	}
-	pair, ok := v.([]any)
-	if !ok || len(pair) != 2 {
-		return nil, fmt.Errorf("want a [type, value] pair, got %s: %w", describeJSON(v), ErrMalformed)
+	if err := s.expect('[', "a [type, value] pair"); err != nil {
+		return nil, err
 	}
-	kind, ok := pair[0].(string)
-	if !ok {
-		return nil, fmt.Errorf("type of a pair is %s, want a string: %w", describeJSON(pair[0]), ErrMalformed)
+	s.ws()
+	if s.off >= len(s.b) {
+		return nil, s.errf(ErrTruncated, "input ends inside a [type, value] pair")
 	}
-	switch kind {
+	if s.b[s.off] != '"' {
+		return nil, s.errf(ErrMalformed, "type of a [type, value] pair is %q, want a string", s.b[s.off])
+	}
+	tagAt := s.off
+	tag, _, err := s.rawStr()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.expect(',', "',' after the type of a [type, value] pair"); err != nil {
+		return nil, err
+	}
+	s.ws()
+	var v frontier.Value
+	switch string(tag) {
 	case "bytes":
-		s, ok := pair[1].(string)
-		if !ok {
-			return nil, fmt.Errorf("bytes value is %s, want a string: %w", describeJSON(pair[1]), ErrMalformed)
+		if s.off >= len(s.b) || s.b[s.off] != '"' {
+			return nil, s.errf(ErrMalformed, "bytes value is not a string")
 		}
-		return []byte(s), nil
-	case "dict":
-		items, ok := pair[1].([]any)
-		if !ok {
-			return nil, fmt.Errorf("dict value is %s, want a list of pairs: %w", describeJSON(pair[1]), ErrMalformed)
+		p, fresh, err := s.rawStr()
+		if err != nil {
+			return nil, err
 		}
-		m := make(frontier.Map, len(items))
-		for i, it := range items {
-			kv, ok := it.([]any)
-			if !ok || len(kv) != 2 {
-				return nil, fmt.Errorf("dict item %d is %s, want [key, value]: %w", i, describeJSON(it), ErrMalformed)
+		if !fresh {
+			p = bytes.Clone(p)
+			if p == nil {
+				p = []byte{}
 			}
-			k, err := typed(kv[0], depth+1)
+		}
+		v = p
+	case "dict":
+		m := frontier.Map{}
+		err := s.array("a dict", func(i int) error {
+			if err := s.expect('[', "a [key, value] dict item"); err != nil {
+				return err
+			}
+			k, err := s.typed(depth + 1)
 			if err != nil {
-				return nil, fmt.Errorf("dict key %d: %w", i, err)
+				return fmt.Errorf("dict key %d: %w", i, err)
 			}
 			switch k.(type) {
 			case frontier.Map, []frontier.Value, frontier.Tuple:
-				return nil, fmt.Errorf("dict key %d is an unhashable %T: %w", i, k, ErrMalformed)
+				return fmt.Errorf("dict key %d is an unhashable %T: %w", i, k, ErrMalformed)
 			}
-			val, err := typed(kv[1], depth+1)
+			if err := s.expect(',', "',' in a [key, value] dict item"); err != nil {
+				return err
+			}
+			val, err := s.typed(depth + 1)
 			if err != nil {
-				return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
+				return fmt.Errorf("[%s]: %w", describeKey(k), err)
 			}
-			m[i] = frontier.Entry{Key: k, Value: val}
+			if err := s.expect(']', "the end of a [key, value] dict item"); err != nil {
+				return err
+			}
+			m = append(m, frontier.Entry{Key: k, Value: val})
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		return m, nil
+		v = m
 	case "list", "tuple":
-		items, ok := pair[1].([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s value is %s, want a list: %w", kind, describeJSON(pair[1]), ErrMalformed)
-		}
-		l := make([]frontier.Value, len(items))
-		for i, it := range items {
-			x, err := typed(it, depth+1)
+		l := []frontier.Value{}
+		err := s.array("a "+string(tag), func(i int) error {
+			x, err := s.typed(depth + 1)
 			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
+				return fmt.Errorf("[%d]: %w", i, err)
 			}
-			l[i] = x
+			l = append(l, x)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if kind == "tuple" {
-			return frontier.Tuple(l), nil
+		if tag[0] == 't' {
+			v = frontier.Tuple(l)
+		} else {
+			v = l
 		}
-		return l, nil
 	case "other":
-		switch x := pair[1].(type) {
-		case nil, bool, string:
-			return x, nil
-		case jsonNumber:
-			return numberValue(x)
+		if v, err = s.scalar(); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("other value is %s, want a scalar: %w", describeJSON(pair[1]), ErrMalformed)
+	default:
+		s.off = tagAt
+		return nil, s.errf(ErrMalformed, "unknown value type %q", tag)
 	}
-	return nil, fmt.Errorf("unknown value type %q: %w", kind, ErrMalformed)
+	if err := s.expect(']', "the end of a [type, value] pair"); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// scalar reads the value of an "other" pair: null, a bool, a number or a string.
+func (s *jsonScanner) scalar() (frontier.Value, error) {
+	if s.off >= len(s.b) {
+		return nil, s.errf(ErrTruncated, "input ends where a value should start")
+	}
+	switch c := s.b[s.off]; {
+	case c == '"':
+		p, _, err := s.rawStr()
+		return string(p), err
+	case c == 'n':
+		return s.lit("null", nil)
+	case c == 't':
+		return s.lit("true", true)
+	case c == 'f':
+		return s.lit("false", false)
+	case c == 'N', c == 'I', c == '-' || c >= '0' && c <= '9':
+		var n any
+		var err error
+		switch c {
+		case 'N':
+			n, err = s.lit("NaN", jsonNumber("NaN"))
+		case 'I':
+			n, err = s.lit("Infinity", jsonNumber("Infinity"))
+		default:
+			n, err = s.number()
+		}
+		if err != nil {
+			return nil, err
+		}
+		at := s.off
+		v, err := numberValue(n.(jsonNumber))
+		if err != nil {
+			s.off = at
+			return nil, s.errf(ErrMalformed, "%v", err)
+		}
+		return v, nil
+	case c == '[' || c == '{':
+		return nil, s.errf(ErrMalformed, "other value is a container, want a scalar")
+	}
+	return nil, s.errf(ErrMalformed, "unexpected byte %q", s.b[s.off])
 }
 
 func numberValue(n jsonNumber) (frontier.Value, error) {
@@ -409,22 +464,6 @@ func numberValue(n jsonNumber) (frontier.Value, error) {
 func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
-}
-
-func describeJSON(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a bool"
-	case string:
-		return "a string"
-	case jsonNumber:
-		return "a number"
-	case []any:
-		return fmt.Sprintf("a list of %d", len(v))
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // dictField returns the value under the str key name; with duplicate keys the last wins, as in Python's dict().
