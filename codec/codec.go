@@ -57,7 +57,14 @@
 // keeps its message's bytes alive), and bin map keys that Frontera uses (fingerprint, domain, jid, …) are shared,
 // pre-allocated values. Treat decoded map keys as read-only.
 //
-// The package imports only the standard library and the root frontier package (and msgpack/v5 in tests).
+// # Performance
+//
+// Measured figures are in bench/results/codec.md (BenchmarkAppendRequest, BenchmarkEncodeRequest, …). Encoding
+// a feed request allocates once (EncodeRequest) or never (AppendRequest with a reused buffer). Decoding allocates
+// per dynamic value, because frontier.Value is an interface: boxing a []byte or a float64 costs an allocation.
+//
+// The package imports only the standard library and the root frontier package (plus msgpack/v5 and go-cmp in
+// tests). It must not import partition, bus or any store.
 package codec
 
 import (
