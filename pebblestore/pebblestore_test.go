@@ -94,6 +94,10 @@ func TestMetadataConformance(t *testing.T) {
 		func(t *testing.T, s metadata.Store) metadata.Store { return h.reopen(t, s, pages).(metadata.Store) })
 	domains := func(db *pebblestore.DB) any { return db.Domains() }
 	metadatatest.RunDomains(t,
-		func(t *testing.T) metadata.Domains { return h.open(t, testConfig(t, false), domains).(metadata.Domains) },
-		func(t *testing.T, d metadata.Domains) metadata.Domains { return h.reopen(t, d, domains).(metadata.Domains) })
+		func(t *testing.T) metadata.Domains {
+			return h.open(t, testConfig(t, false), domains).(metadata.Domains)
+		},
+		func(t *testing.T, d metadata.Domains) metadata.Domains {
+			return h.reopen(t, d, domains).(metadata.Domains)
+		})
 }

@@ -1,0 +1,379 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/frontiercrawl/frontier"
+)
+
+// CacheConfig bounds a Cache.
+type CacheConfig struct {
+	// MaxEntries is the most fingerprints the cache holds (clean, dirty and known-absent together).
+	MaxEntries int `mapstructure:"max_entries"`
+	// FlushEvery is the number of dirty (written, not yet stored) fingerprints at which Put writes them back
+	// to the store in one batch. It must be below MaxEntries.
+	FlushEvery int `mapstructure:"flush_every"`
+}
+
+// DefaultCacheConfig holds 3 million URLs (as Frontera's HBASE_STATE_CACHE_SIZE_LIMIT; about 64 MB) and
+// writes back every 15,000 changes (HBASE_STATE_WRITE_LOG_SIZE).
+func DefaultCacheConfig() CacheConfig { return CacheConfig{MaxEntries: 3_000_000, FlushEvery: 15_000} }
+
+// Validate reports every problem of the configuration.
+func (c CacheConfig) Validate() error {
+	var errs []error
+	if c.MaxEntries < 2 || c.MaxEntries > 1<<36 {
+		errs = append(errs, fmt.Errorf("state: cache max_entries = %d, want 2..2^36", c.MaxEntries))
+	}
+	if c.FlushEvery < 1 || c.FlushEvery >= c.MaxEntries {
+		errs = append(errs, fmt.Errorf("state: cache flush_every = %d, want 1..max_entries-1 (%d)", c.FlushEvery, c.MaxEntries-1))
+	}
+	return errors.Join(errs...)
+}
+
+// CacheStats are the Cache's counters since it was made. The strategy worker exports them as metrics.
+type CacheStats struct {
+	Hits, Misses   int64 // fingerprints answered from the cache / read from the store
+	Evictions      int64 // clean entries dropped to make room
+	Flushes        int64 // write-back batches sent to the store
+	FlushedEntries int64 // entries in those batches
+	Len            int   // entries held now
+	Dirty          int   // entries written but not yet flushed
+}
+
+// The table is open addressing with linear probing over parallel arrays (struct of arrays, no pointers, so
+// the garbage collector never scans it). A slot is 17 bytes:
+//
+//	keys   uint64  xxhash64 of the full fingerprint (0 marks an empty slot; a hash of 0 is stored as 1)
+//	checks uint32  CRC-32C of the full fingerprint: a second, independent hash that verifies a key match
+//	revs   uint32  RevisitAt in Unix seconds when it fits in [0, 2^32-2]; revOverflow sends to a side map
+//	meta   uint8   state (2 bits) | dirty | referenced (CLOCK) | absent (the store has no such fingerprint)
+//
+// The capacity is MaxEntries/0.8 slots (a load factor of at most 0.8, no power-of-two rounding: the slot
+// index is the high half of hash × capacity), so a full cache costs 17/0.8 = 21.25 bytes per URL.
+// Two fingerprints are confused only if both their 64-bit and their 32-bit hashes agree (about 2^-96 per
+// pair, 10^-14 for a full 10-million-entry cache), which is the price of not storing the 20-byte keys.
+const (
+	metaState   = 0x03
+	metaDirty   = 0x04
+	metaRef     = 0x08
+	metaAbsent  = 0x10
+	revOverflow = math.MaxUint32
+	loadFactor  = 0.8
+	slotBytes   = 8 + 4 + 4 + 1
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Cache is a bounded write-back cache of URL states in front of a Store. Get answers from memory what it
+// can and reads the rest from the store in one batch; Put changes entries in memory and marks them dirty;
+// dirty entries go back to the store in batches of CacheConfig.FlushEvery (or on Flush). A dirty entry is
+// never evicted: when the cache is full of dirty entries, Put flushes first. Clean entries are evicted by
+// CLOCK (second chance). It also remembers fingerprints the store does not have, so a link seen many times
+// before it is scheduled costs one store read.
+//
+// The cache must be the only writer of its fingerprints to the store (in Frontier, each host belongs to one
+// strategy worker: DESIGN.md §1), or it serves stale states.
+//
+// Safe for concurrent use: one mutex guards the table, released while Get reads the store; Flush holds it
+// while it writes. Call Flush before shutdown; the Cache does not own the Store and closes nothing.
+type Cache struct {
+	store Store
+	cfg   CacheConfig
+
+	mu struct {
+		sync.Mutex
+		keys   []uint64
+		checks []uint32
+		revs   []uint32
+		meta   []uint8
+		over   map[uint64]int64 // RevisitAt of slots marked revOverflow, by key
+		n      int              // occupied slots
+		hand   int              // CLOCK hand
+		// The write log: the full fingerprints and entries of the dirty slots, one per fingerprint.
+		log   []logEntry
+		logAt map[uint64]int // key → index in log
+	}
+
+	hits, misses, evictions, flushes, flushed atomic.Int64
+}
+
+type logEntry struct {
+	fp frontier.Fingerprint
+	e  Entry
+}
+
+var _ Store = (*Cache)(nil)
+
+// NewCache returns an empty cache in front of store.
+func NewCache(store Store, cfg CacheConfig) (*Cache, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	slots := int(math.Ceil(float64(cfg.MaxEntries) / loadFactor))
+	c := &Cache{store: store, cfg: cfg}
+	c.mu.keys = make([]uint64, slots)
+	c.mu.checks = make([]uint32, slots)
+	c.mu.revs = make([]uint32, slots)
+	c.mu.meta = make([]uint8, slots)
+	c.mu.over = make(map[uint64]int64)
+	c.mu.logAt = make(map[uint64]int)
+	return c, nil
+}
+
+// TableBytes returns the memory of the table: 17 bytes per slot (the write log and overflow map come on top,
+// bounded by FlushEvery).
+func (c *Cache) TableBytes() int { return len(c.mu.keys) * slotBytes }
+
+func cacheHash(fp []byte) (uint64, uint32) {
+	k := xxhash.Sum64(fp)
+	if k == 0 {
+		k = 1
+	}
+	return k, crc32.Checksum(fp, crcTable)
+}
+
+// find returns the slot of (k, chk) and true, or the empty slot where it would go and false. Locked.
+func (c *Cache) find(k uint64, chk uint32) (int, bool) {
+	keys := c.mu.keys
+	n := len(keys)
+	hi, _ := bits.Mul64(k, uint64(n))
+	i := int(hi)
+	for {
+		switch keys[i] {
+		case 0:
+			return i, false
+		case k:
+			if c.mu.checks[i] == chk {
+				return i, true
+			}
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+}
+
+func (c *Cache) entryAt(i int) (Entry, bool) {
+	m := c.mu.meta[i]
+	e := Entry{State: frontier.State(m & metaState)}
+	if r := c.mu.revs[i]; r == revOverflow {
+		e.RevisitAt = c.mu.over[c.mu.keys[i]]
+	} else {
+		e.RevisitAt = int64(r)
+	}
+	return e, m&metaAbsent == 0
+}
+
+func (c *Cache) setAt(i int, k uint64, chk uint32, e Entry, flags uint8) {
+	if c.mu.keys[i] == 0 {
+		c.mu.n++
+	} else if c.mu.revs[i] == revOverflow {
+		delete(c.mu.over, k)
+	}
+	c.mu.keys[i], c.mu.checks[i] = k, chk
+	c.mu.meta[i] = uint8(e.State)&metaState | flags | metaRef
+	if e.RevisitAt >= 0 && e.RevisitAt < revOverflow {
+		c.mu.revs[i] = uint32(e.RevisitAt)
+	} else {
+		c.mu.revs[i] = revOverflow
+		c.mu.over[k] = e.RevisitAt
+	}
+}
+
+// remove empties slot i with backward-shift deletion, so probe chains stay unbroken without tombstones.
+func (c *Cache) remove(i int) {
+	keys := c.mu.keys
+	n := len(keys)
+	if c.mu.revs[i] == revOverflow {
+		delete(c.mu.over, keys[i])
+	}
+	c.mu.n--
+	j := i
+	for {
+		if j++; j == n {
+			j = 0
+		}
+		if keys[j] == 0 {
+			break
+		}
+		hi, _ := bits.Mul64(keys[j], uint64(n))
+		home := int(hi)
+		// Move j into the hole at i if its home is not in the cyclic range (i, j].
+		if (i <= j && (home <= i || home > j)) || (i > j && home <= i && home > j) {
+			keys[i], c.mu.checks[i], c.mu.revs[i], c.mu.meta[i] = keys[j], c.mu.checks[j], c.mu.revs[j], c.mu.meta[j]
+			i = j
+		}
+	}
+	keys[i], c.mu.checks[i], c.mu.revs[i], c.mu.meta[i] = 0, 0, 0, 0
+}
+
+// evictOne drops one clean entry chosen by CLOCK and reports whether it found one. Locked.
+func (c *Cache) evictOne() bool {
+	n := len(c.mu.keys)
+	for range 2 * n {
+		i := c.mu.hand
+		if c.mu.hand++; c.mu.hand == n {
+			c.mu.hand = 0
+		}
+		if c.mu.keys[i] == 0 || c.mu.meta[i]&metaDirty != 0 {
+			continue
+		}
+		if c.mu.meta[i]&metaRef != 0 {
+			c.mu.meta[i] &^= metaRef
+			continue
+		}
+		c.remove(i)
+		c.evictions.Add(1)
+		return true
+	}
+	return false
+}
+
+// Get implements Store: cached fingerprints from memory, the others from the store in one batch (then cached
+// as clean, or as known-absent).
+func (c *Cache) Get(ctx context.Context, fps []frontier.Fingerprint, out []Entry, found []bool) error {
+	if err := checkGetArgs(fps, out, found); err != nil {
+		return err
+	}
+	var miss []int
+	c.mu.Lock()
+	for i, fp := range fps {
+		k, chk := cacheHash(fp)
+		if s, ok := c.find(k, chk); ok {
+			out[i], found[i] = c.entryAt(s)
+			c.mu.meta[s] |= metaRef
+			continue
+		}
+		miss = append(miss, i)
+	}
+	c.mu.Unlock()
+	c.hits.Add(int64(len(fps) - len(miss)))
+	c.misses.Add(int64(len(miss)))
+	if len(miss) == 0 {
+		return nil
+	}
+	mfps := make([]frontier.Fingerprint, len(miss))
+	for j, i := range miss {
+		mfps[j] = fps[i]
+	}
+	mout := make([]Entry, len(miss))
+	mfound := make([]bool, len(miss))
+	if err := c.store.Get(ctx, mfps, mout, mfound); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for j, i := range miss {
+		k, chk := cacheHash(mfps[j])
+		s, ok := c.find(k, chk)
+		if ok { // a Put (or another Get) got there while the lock was released: it is newer
+			out[i], found[i] = c.entryAt(s)
+			continue
+		}
+		out[i], found[i] = mout[j], mfound[j]
+		if c.mu.n >= c.cfg.MaxEntries {
+			if !c.evictOne() {
+				continue // full of dirty entries: serve without caching
+			}
+			s, _ = c.find(k, chk)
+		}
+		var flags uint8
+		if !mfound[j] {
+			flags = metaAbsent
+		}
+		c.setAt(s, k, chk, mout[j], flags)
+	}
+	return nil
+}
+
+// Put implements Store: the entries change in the cache at once and reach the store at the next flush.
+// It returns the error of a flush it triggered; the entries put so far then stay in the cache, dirty, and
+// the next flush retries them, so repeating the Put after an error is harmless.
+func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []Entry) error {
+	if err := checkPutArgs(fps, entries); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, fp := range fps {
+		k, chk := cacheHash(fp)
+		s, ok := c.find(k, chk)
+		if !ok && c.mu.n >= c.cfg.MaxEntries {
+			if !c.evictOne() {
+				if err := c.flushLocked(ctx); err != nil {
+					return err
+				}
+				if !c.evictOne() {
+					return fmt.Errorf("state: cache full and nothing evictable after a flush (max_entries %d)", c.cfg.MaxEntries)
+				}
+			}
+			s, _ = c.find(k, chk)
+		}
+		c.setAt(s, k, chk, entries[i], metaDirty)
+		if j, ok := c.mu.logAt[k]; ok && c.mu.log[j].fp.Equal(fp) {
+			c.mu.log[j].e = entries[i]
+		} else {
+			c.mu.logAt[k] = len(c.mu.log)
+			c.mu.log = append(c.mu.log, logEntry{fp: append(frontier.Fingerprint(nil), fp...), e: entries[i]})
+		}
+		if len(c.mu.log) >= c.cfg.FlushEvery {
+			if err := c.flushLocked(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Flush writes every dirty entry to the store in one batch. On error the entries stay dirty.
+func (c *Cache) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flushLocked(ctx)
+}
+
+func (c *Cache) flushLocked(ctx context.Context) error {
+	log := c.mu.log
+	if len(log) == 0 {
+		return nil
+	}
+	fps := make([]frontier.Fingerprint, len(log))
+	es := make([]Entry, len(log))
+	for i := range log {
+		fps[i], es[i] = log[i].fp, log[i].e
+	}
+	if err := c.store.Put(ctx, fps, es); err != nil {
+		return fmt.Errorf("state: cache flush of %d entries: %w", len(fps), err)
+	}
+	for _, fp := range fps {
+		if s, ok := c.find(cacheHash(fp)); ok {
+			c.mu.meta[s] &^= metaDirty
+		}
+	}
+	c.flushes.Add(1)
+	c.flushed.Add(int64(len(fps)))
+	c.mu.log = c.mu.log[:0]
+	clear(c.mu.logAt)
+	return nil
+}
+
+// Stats returns the counters.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	n, dirty := c.mu.n, len(c.mu.log)
+	c.mu.Unlock()
+	return CacheStats{
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions.Load(),
+		Flushes: c.flushes.Load(), FlushedEntries: c.flushed.Load(), Len: n, Dirty: dirty,
+	}
+}
