@@ -249,9 +249,18 @@ func (d *mpReader) rawStrOrBin(what string, acceptStr, acceptBin bool) ([]byte, 
 	return p, isStr, nil
 }
 
+// str reads a str, or a bin holding UTF-8 (Frontera's to_native_str accepts both for urls and errors).
 func (d *mpReader) str(what string) (string, error) {
-	p, _, err := d.rawStrOrBin(what, true, true)
-	return string(p), err
+	start := d.off
+	p, isStr, err := d.rawStrOrBin(what, true, true)
+	if err != nil {
+		return "", err
+	}
+	if !isStr && !utf8.Valid(p) {
+		d.off = start
+		return "", d.errf(ErrMalformed, "%s is a bin that is not valid UTF-8", what)
+	}
+	return string(p), nil
 }
 
 func (d *mpReader) bin(what string) ([]byte, error) {
