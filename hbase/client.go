@@ -57,9 +57,28 @@ type Error struct {
 	Addr      string
 	Err       error
 	Retryable bool // the call may succeed if tried again later (see IsRetryable)
+	Tries     int  // attempts made, when the retries ran out
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("hbase: %s at %s: %v", e.Op, e.Addr, e.Err) }
+func (e *Error) Error() string {
+	if e.Tries > 1 {
+		return fmt.Sprintf("hbase: %s at %s: gave up after %d tries: %s", e.Op, e.Addr, e.Tries, describe(e.Err))
+	}
+	return fmt.Sprintf("hbase: %s at %s: %s", e.Op, e.Addr, describe(e.Err))
+}
+
+// describe spells out the exceptions the gateway returns (the generated types print pointers).
+func describe(err error) string {
+	var ioe *thrift2.TIOError
+	if errors.As(err, &ioe) {
+		return "TIOError: " + ioe.GetMessage()
+	}
+	var ia *thrift2.TIllegalArgument
+	if errors.As(err, &ia) {
+		return "TIllegalArgument: " + ia.GetMessage()
+	}
+	return err.Error()
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // IsRetryable reports whether err is a transient failure of HBase or of the path to it (gateway unreachable,
@@ -184,10 +203,11 @@ func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(con
 		retry, _ := classify(err)
 		if !retry || attempt >= c.cfg.Retries || (sent && !idempotent) {
 			c.m.observe(op, start, err)
+			e := &Error{Op: op, Addr: c.cfg.Addr, Err: err, Retryable: retry}
 			if retry && attempt >= c.cfg.Retries {
-				err = fmt.Errorf("gave up after %d tries: %w", attempt+1, err)
+				e.Tries = attempt + 1
 			}
-			return &Error{Op: op, Addr: c.cfg.Addr, Err: err, Retryable: retry}
+			return e
 		}
 		c.m.retries.Inc()
 		c.log.Warn("hbase call failed, retrying", "op", op, "addr", c.cfg.Addr, "attempt", attempt+1, "backoff", backoff, "err", err)
@@ -196,7 +216,7 @@ func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(con
 		case <-ctx.Done():
 			t.Stop()
 			c.m.observe(op, start, ctx.Err())
-			return &Error{Op: op, Addr: c.cfg.Addr, Err: fmt.Errorf("%w (while retrying after: %v)", ctx.Err(), err)}
+			return &Error{Op: op, Addr: c.cfg.Addr, Err: fmt.Errorf("%w (while retrying after: %s)", ctx.Err(), describe(err))}
 		case <-t.C:
 		}
 		backoff = min(2*backoff, c.cfg.MaxRetryBackoff)
@@ -231,7 +251,7 @@ func classify(err error) (retry, broken bool) {
 	}
 	var ioe *thrift2.TIOError
 	if errors.As(err, &ioe) {
-		return retryableServerError(ioe.GetMessage()), false
+		return ioe.GetCanRetry() || retryableServerError(ioe.GetMessage()), false
 	}
 	var ia *thrift2.TIllegalArgument
 	if errors.As(err, &ia) {

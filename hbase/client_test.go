@@ -1,0 +1,211 @@
+package hbase
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
+	"github.com/frontiercrawl/frontier/queue"
+	"github.com/frontiercrawl/frontier/state"
+)
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig: %v", err)
+	}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want []string
+	}{
+		{"addr", func(c *Config) { c.Addr = "localhost" }, []string{`addr "localhost" is not host:port`}},
+		{"transport", func(c *Config) { c.Transport = "http" }, []string{`transport "http"`}},
+		{"protocol", func(c *Config) { c.Protocol = "json" }, []string{`protocol "json"`}},
+		{"namespace", func(c *Config) { c.Namespace = "a:b" }, []string{`namespace "a:b"`}},
+		{"prefix", func(c *Config) { c.TablePrefix = "-x" }, []string{`table_prefix "-x"`}},
+		{"sizes", func(c *Config) { c.PoolSize, c.GetBatch, c.ScanBatch = 0, -1, 0 },
+			[]string{"pool_size = 0", "get_batch = -1", "scan_batch = 0"}},
+		{"buckets", func(c *Config) { c.ScoreBuckets = 70000 }, []string{"score_buckets = 70000"}},
+		{"durations", func(c *Config) { c.DialTimeout, c.RetryBackoff = 0, time.Minute },
+			[]string{"dial_timeout = 0s", "retry_backoff 1m0s exceeds max_retry_backoff"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.mod(&cfg)
+			err := cfg.Validate()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) || !strings.HasPrefix(err.Error(), "hbase: ") {
+					t.Errorf("error %q does not hold %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestTableNames(t *testing.T) {
+	cfg := DefaultConfig()
+	if got := cfg.table(statesTable); got != "frontier_states" {
+		t.Errorf("default namespace: %q", got)
+	}
+	cfg.Namespace, cfg.TablePrefix = "crawl", ""
+	if got := cfg.table(queueTable); got != "crawl:queue" {
+		t.Errorf("namespace crawl: %q", got)
+	}
+}
+
+func quickConfig() Config {
+	cfg := fakeConfig()
+	cfg.Retries, cfg.RetryBackoff, cfg.MaxRetryBackoff = 3, time.Millisecond, 2*time.Millisecond
+	return cfg
+}
+
+func TestRetryTransportErrors(t *testing.T) {
+	f := newFakeHBase()
+	c := newFakeClient(f, quickConfig())
+	failures := 2
+	f.fail = func(op string) error {
+		if op == "putMultiple" && failures > 0 {
+			failures--
+			return thrift.NewTTransportException(thrift.END_OF_FILE, "connection reset by gateway restart")
+		}
+		return nil
+	}
+	st := c.States()
+	fps := []frontier.Fingerprint{{1}, {2}}
+	if err := st.Put(t.Context(), fps, []state.Entry{{State: frontier.Crawled}, {State: frontier.Queued}}); err != nil {
+		t.Fatalf("Put after 2 transport errors: %v", err)
+	}
+	if f.calls["putMultiple"] != 3 {
+		t.Errorf("putMultiple called %d times, want 3", f.calls["putMultiple"])
+	}
+	// A region in transit is retried too; the connection stays.
+	failures = 1
+	f.fail = func(op string) error {
+		if op == "getMultiple" && failures > 0 {
+			failures--
+			return &thrift2.TIOError{Message: thrift2Str("org.apache.hadoop.hbase.NotServingRegionException: region is moving")}
+		}
+		return nil
+	}
+	out, found := make([]state.Entry, 2), make([]bool, 2)
+	if err := st.Get(t.Context(), fps, out, found); err != nil || !found[0] || out[1].State != frontier.Queued {
+		t.Fatalf("Get after NotServingRegion: %v %v %v", out, found, err)
+	}
+}
+
+func TestNoRetry(t *testing.T) {
+	f := newFakeHBase()
+	c := newFakeClient(f, quickConfig())
+	f.fail = func(op string) error {
+		if op == "putMultiple" {
+			return &thrift2.TIllegalArgument{Message: thrift2Str("bad put")}
+		}
+		return nil
+	}
+	err := c.States().Put(t.Context(), []frontier.Fingerprint{{1}}, []state.Entry{{State: frontier.Crawled}})
+	var he *Error
+	if !errors.As(err, &he) || he.Retryable || IsRetryable(err) || f.calls["putMultiple"] != 1 {
+		t.Fatalf("illegal argument: %v (calls %d), want one call and a non-retryable *Error", err, f.calls["putMultiple"])
+	}
+	if !strings.Contains(err.Error(), "putMultiple frontier_states") || !strings.Contains(err.Error(), "bad put") {
+		t.Errorf("error %q does not name the call and the cause", err)
+	}
+	// Increments are not idempotent: a broken connection after sending is not retried.
+	f.fail = func(op string) error {
+		if op == "increment" {
+			return thrift.NewTTransportException(thrift.END_OF_FILE, "EOF")
+		}
+		return nil
+	}
+	if _, err := c.Domains().Add(t.Context(), "n", []string{"a.com"}, []int64{1}); err == nil || f.calls["increment"] != 1 {
+		t.Fatalf("increment over a broken connection: %v after %d calls, want an error after 1", err, f.calls["increment"])
+	}
+}
+
+func TestGiveUp(t *testing.T) {
+	f := newFakeHBase()
+	c := newFakeClient(f, quickConfig())
+	f.fail = func(op string) error { return thrift.NewTTransportException(thrift.NOT_OPEN, "gateway down") }
+	_, err := c.Queue().Next(t.Context(), 0, 0, queue.Limits{Max: 1})
+	if err == nil || !IsRetryable(err) || !strings.Contains(err.Error(), "gave up after 4 tries") {
+		t.Fatalf("Next against a dead gateway: %v", err)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.Retries, cfg.RetryBackoff = addr, 1, time.Millisecond
+	_, err = New(t.Context(), cfg, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "refused") || !IsRetryable(err) {
+		t.Fatalf("New(%s): %v, want a retryable error naming the address", addr, err)
+	}
+}
+
+// A gateway that accepts and never answers: ctx ends the call, and the error says so.
+func TestContextCancelsCall(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	cfg := DefaultConfig()
+	cfg.Addr = l.Addr().String()
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = New(ctx, cfg, nil, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), cfg.Addr) {
+		t.Fatalf("New against a silent gateway: %v, want the deadline error naming %s", err, cfg.Addr)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	c := newFakeClient(newFakeHBase(), quickConfig())
+	c.Close()
+	if _, err := c.Queue().Count(t.Context(), 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Count on a closed client: %v", err)
+	}
+}
+
+func TestEnsureSchemaNamespace(t *testing.T) {
+	f := newFakeHBase()
+	cfg := quickConfig()
+	cfg.Namespace = "crawl"
+	c := newFakeClient(f, cfg)
+	if err := c.EnsureSchema(t.Context()); err != nil {
+		t.Fatalf("second EnsureSchema: %v", err)
+	}
+	if !f.ns["crawl"] || f.calls["createNamespace"] != 1 || f.calls["createTable"] != 4 {
+		t.Fatalf("namespace %v, createNamespace %d, createTable %d; want created once each", f.ns, f.calls["createNamespace"], f.calls["createTable"])
+	}
+	for _, n := range []string{"crawl:frontier_states", "crawl:frontier_queue", "crawl:frontier_metadata", "crawl:frontier_domain_metadata"} {
+		if _, ok := f.tables[n]; !ok {
+			t.Errorf("table %s missing", n)
+		}
+	}
+}
