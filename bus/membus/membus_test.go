@@ -49,7 +49,6 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-
 // TestTrimAndBacklog shows the memory bound: committed messages are dropped once every interested group has
 // committed them, and Send blocks while a partition is full.
 func TestTrimAndBacklog(t *testing.T) {

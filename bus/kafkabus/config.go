@@ -1,0 +1,232 @@
+package kafkabus
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/frontiercrawl/frontier/bus"
+)
+
+// Config configures the Kafka bus. The mapstructure keys are snake_case; configs/ composes it.
+type Config struct {
+	// Brokers are the bootstrap brokers, host:port.
+	Brokers []string `mapstructure:"brokers"`
+	// ClientID is sent to the brokers with every request (it shows in their logs and quotas).
+	ClientID string `mapstructure:"client_id"`
+
+	SpiderLog  StreamConfig `mapstructure:"spider_log"`
+	ScoringLog StreamConfig `mapstructure:"scoring_log"`
+	SpiderFeed StreamConfig `mapstructure:"spider_feed"`
+
+	// Groups are the consumer group names the roles use (Frontera's by default).
+	Groups GroupsConfig `mapstructure:"groups"`
+
+	Producer ProducerConfig `mapstructure:"producer"`
+	Consumer ConsumerConfig `mapstructure:"consumer"`
+
+	// DialTimeout bounds opening a connection to a broker.
+	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+	// RequestTimeout bounds one metadata, offset or commit request (the caller's context may end it sooner).
+	RequestTimeout time.Duration `mapstructure:"request_timeout"`
+	// MetadataTTL is how long topic metadata (partition leaders) is cached before it is read again. After a
+	// broker restart, errors also refresh it.
+	MetadataTTL time.Duration `mapstructure:"metadata_ttl"`
+}
+
+// StreamConfig names a stream's topic and its partition count. The partition count must equal the topic's on
+// the broker: producers and consumers refuse to open otherwise (as Frontera asserts), because another count
+// would move hosts to other partitions.
+type StreamConfig struct {
+	Topic      string `mapstructure:"topic"`
+	Partitions int    `mapstructure:"partitions"`
+}
+
+// GroupsConfig names the consumer groups (frontera-0.8-spec.md §2).
+type GroupsConfig struct {
+	StrategyWorkerSpiderLog string `mapstructure:"sw_spider_log"`
+	DBWorkerSpiderLog       string `mapstructure:"dbw_spider_log"`
+	DBWorkerScoringLog      string `mapstructure:"dbw_scoring_log"`
+	SpiderFeed              string `mapstructure:"spider_feed"`
+}
+
+// ProducerConfig tunes producers. Send returns only when its messages are acknowledged, so Linger is the most a
+// Send can wait for other messages to join its batch: keep it short.
+type ProducerConfig struct {
+	// BatchSize is the most messages in one produce request to one partition.
+	BatchSize int `mapstructure:"batch_size"`
+	// BatchBytes is the most bytes in one produce request to one partition; a bigger message is an error.
+	BatchBytes int64 `mapstructure:"batch_bytes"`
+	// Linger is how long a partition's batch waits to fill before it is sent.
+	Linger time.Duration `mapstructure:"linger"`
+	// Compression: none, gzip, snappy, lz4 or zstd.
+	Compression string `mapstructure:"compression"`
+	// Acks: "all" (every in-sync replica; the default, since nothing may be lost) or "leader".
+	Acks string `mapstructure:"acks"`
+	// WriteTimeout bounds one produce request.
+	WriteTimeout time.Duration `mapstructure:"write_timeout"`
+	// MaxAttempts is how often kafka-go tries one batch before Send sees the error; Send then retries the failed
+	// messages itself, with RetryBackoff doubling up to RetryBackoffMax, until its context ends.
+	MaxAttempts     int           `mapstructure:"max_attempts"`
+	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
+	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`
+}
+
+// ConsumerConfig tunes consumers.
+type ConsumerConfig struct {
+	// MinBytes and MaxBytes bound one fetch from one partition; MaxWait is how long the broker may hold a fetch
+	// while fewer than MinBytes are available.
+	MinBytes int           `mapstructure:"min_bytes"`
+	MaxBytes int           `mapstructure:"max_bytes"`
+	MaxWait  time.Duration `mapstructure:"max_wait"`
+	// Buffer is how many fetched messages wait, per consumer, for Fetch; with kafka-go's per-partition queue
+	// (QueueCapacity) and one MaxBytes fetch per partition it bounds a consumer's memory.
+	Buffer        int `mapstructure:"buffer"`
+	QueueCapacity int `mapstructure:"queue_capacity"`
+	// RetryBackoff and RetryBackoffMax space reconnection attempts after a broker error.
+	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
+	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`
+}
+
+// DefaultConfig returns Frontera's topics and groups, one partition per stream, a broker on 127.0.0.1:9092, and
+// settings measured in bench/results/bus.md.
+func DefaultConfig() Config {
+	return Config{
+		Brokers:    []string{"127.0.0.1:9092"},
+		ClientID:   "frontier",
+		SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 1},
+		ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
+		SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 1},
+		Groups: GroupsConfig{
+			StrategyWorkerSpiderLog: bus.GroupStrategyWorkerSpiderLog,
+			DBWorkerSpiderLog:       bus.GroupDBWorkerSpiderLog,
+			DBWorkerScoringLog:      bus.GroupDBWorkerScoringLog,
+			SpiderFeed:              bus.GroupSpiderFeed,
+		},
+		Producer: ProducerConfig{
+			BatchSize:       4096,
+			BatchBytes:      4 << 20, // Frontera's max_request_size
+			Linger:          2 * time.Millisecond,
+			Compression:     "none",
+			Acks:            "all",
+			WriteTimeout:    10 * time.Second,
+			MaxAttempts:     3,
+			RetryBackoff:    100 * time.Millisecond,
+			RetryBackoffMax: 2 * time.Second,
+		},
+		Consumer: ConsumerConfig{
+			MinBytes:        1,
+			MaxBytes:        10 << 20, // Frontera's max_partition_fetch_bytes
+			MaxWait:         250 * time.Millisecond,
+			Buffer:          4096,
+			QueueCapacity:   1024,
+			RetryBackoff:    100 * time.Millisecond,
+			RetryBackoffMax: 2 * time.Second,
+		},
+		DialTimeout:    5 * time.Second,
+		RequestTimeout: 10 * time.Second,
+		MetadataTTL:    6 * time.Second,
+	}
+}
+
+// Stream returns the configuration of stream s, and false for an unknown stream.
+func (c Config) Stream(s bus.Stream) (StreamConfig, bool) {
+	switch s {
+	case bus.SpiderLog:
+		return c.SpiderLog, true
+	case bus.ScoringLog:
+		return c.ScoringLog, true
+	case bus.SpiderFeed:
+		return c.SpiderFeed, true
+	}
+	return StreamConfig{}, false
+}
+
+// Validate reports every problem with the configuration, each naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("kafkabus: "+format, args...)) }
+	if len(c.Brokers) == 0 {
+		add("brokers: none given")
+	}
+	for _, b := range c.Brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			add("brokers: %q is not host:port", b)
+		}
+	}
+	topics := map[string]string{}
+	for _, s := range []struct {
+		key string
+		sc  StreamConfig
+	}{{"spider_log", c.SpiderLog}, {"scoring_log", c.ScoringLog}, {"spider_feed", c.SpiderFeed}} {
+		if err := validTopicName(s.sc.Topic); err != nil {
+			add("%s.topic: %v", s.key, err)
+		} else if other, dup := topics[s.sc.Topic]; dup {
+			add("%s.topic: %q is also the topic of %s", s.key, s.sc.Topic, other)
+		}
+		topics[s.sc.Topic] = s.key
+		if s.sc.Partitions <= 0 {
+			add("%s.partitions = %d, want > 0", s.key, s.sc.Partitions)
+		}
+	}
+	for _, g := range [][2]string{
+		{"groups.sw_spider_log", c.Groups.StrategyWorkerSpiderLog}, {"groups.dbw_spider_log", c.Groups.DBWorkerSpiderLog},
+		{"groups.dbw_scoring_log", c.Groups.DBWorkerScoringLog}, {"groups.spider_feed", c.Groups.SpiderFeed},
+	} {
+		if g[1] == "" {
+			add("%s: empty group name", g[0])
+		}
+	}
+	p := c.Producer
+	if p.BatchSize <= 0 {
+		add("producer.batch_size = %d, want > 0", p.BatchSize)
+	}
+	if p.BatchBytes <= 0 {
+		add("producer.batch_bytes = %d, want > 0", p.BatchBytes)
+	}
+	if p.Linger < 0 {
+		add("producer.linger = %s, want >= 0", p.Linger)
+	}
+	if _, err := compression(p.Compression); err != nil {
+		add("producer.compression: %v", err)
+	}
+	if _, err := acks(p.Acks); err != nil {
+		add("producer.acks: %v", err)
+	}
+	if p.WriteTimeout <= 0 {
+		add("producer.write_timeout = %s, want > 0", p.WriteTimeout)
+	}
+	if p.MaxAttempts <= 0 {
+		add("producer.max_attempts = %d, want > 0", p.MaxAttempts)
+	}
+	if p.RetryBackoff <= 0 || p.RetryBackoffMax < p.RetryBackoff {
+		add("producer.retry_backoff = %s and retry_backoff_max = %s, want 0 < retry_backoff <= retry_backoff_max", p.RetryBackoff, p.RetryBackoffMax)
+	}
+	k := c.Consumer
+	if k.MinBytes <= 0 || k.MaxBytes < k.MinBytes {
+		add("consumer.min_bytes = %d and max_bytes = %d, want 0 < min_bytes <= max_bytes", k.MinBytes, k.MaxBytes)
+	}
+	if k.MaxWait <= 0 {
+		add("consumer.max_wait = %s, want > 0", k.MaxWait)
+	}
+	if k.Buffer <= 0 {
+		add("consumer.buffer = %d, want > 0", k.Buffer)
+	}
+	if k.QueueCapacity <= 0 {
+		add("consumer.queue_capacity = %d, want > 0", k.QueueCapacity)
+	}
+	if k.RetryBackoff <= 0 || k.RetryBackoffMax < k.RetryBackoff {
+		add("consumer.retry_backoff = %s and retry_backoff_max = %s, want 0 < retry_backoff <= retry_backoff_max", k.RetryBackoff, k.RetryBackoffMax)
+	}
+	if c.DialTimeout <= 0 {
+		add("dial_timeout = %s, want > 0", c.DialTimeout)
+	}
+	if c.RequestTimeout <= 0 {
+		add("request_timeout = %s, want > 0", c.RequestTimeout)
+	}
+	if c.MetadataTTL <= 0 {
+		add("metadata_ttl = %s, want > 0", c.MetadataTTL)
+	}
+	return errors.Join(errs...)
+}

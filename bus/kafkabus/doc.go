@@ -1,0 +1,76 @@
+// Package kafkabus implements the bus interfaces on Apache Kafka with github.com/segmentio/kafka-go (v0.4.51).
+//
+// # Use
+//
+//	cfg := kafkabus.DefaultConfig()            // or composed by configs/
+//	cfg.Brokers = []string{"127.0.0.1:9092"}
+//	cfg.SpiderFeed.Partitions = 4              // must equal the topic's count (deploy/kafka-topics.sh)
+//	b, err := kafkabus.New(cfg, logger, prometheus.DefaultRegisterer)
+//	feed, err := b.Producer(ctx, bus.SpiderFeed, partition.Crc32Name)  // DB worker
+//	in, err := b.Consumer(ctx, bus.SpiderFeed, cfg.Groups.SpiderFeed, []int{spiderID}) // spider p
+//	for {
+//		msgs, err := in.Fetch(ctx, 512)
+//		reqs := bus.Decode(in, msgs, decodeFeed) // malformed messages: counted, logged with offset, skipped
+//		… make the effects durable …
+//		err = in.Commit(ctx, msgs)
+//	}
+//	lag, err := b.Lag(ctx, bus.SpiderFeed, cfg.Groups.SpiderFeed) // DB worker flow control
+//
+// Topics are not created here: deploy/kafka-topics.sh (EnsureTopics in admin.go) creates them. Producers and
+// consumers refuse to open when a topic's partition count differs from the configuration, as Frontera does.
+//
+// # Producers
+//
+// A Producer wraps a kafka.Writer. Send computes each message's partition with the bus.Partitioner given at
+// construction (package partition holds Frontera's), and the Writer's Balancer is a kafka.BalancerFunc that
+// passes that partition through, so kafka-go's own hashing is never used. The Writer batches per partition
+// (producer.batch_size, batch_bytes, linger) and Send blocks until every message is acknowledged (acks=all by
+// default). Failed messages are written again on retriable errors (a restarting broker, a moved leader, a
+// timeout), with backoff, until the context ends: a producer survives a broker restart without being reopened.
+// Retrying makes delivery at least once and may reorder a retried message after a later one.
+//
+// # Consumers
+//
+// kafka-go's group Reader cannot be given explicit partitions (it joins the group and takes what the group
+// leader assigns), while Frontier's roles own fixed partitions: strategy worker p its spider-log partition p,
+// spider p its feed partition p, the DB worker all of them (Frontera's assign()). So a Consumer runs one
+// partition Reader (no GroupID) per owned partition, each with its own connection, plus a goroutine that moves
+// messages into a bounded buffer that Fetch drains: Fetch returns up to max messages at once, waiting only for
+// the first. Offsets live in the named consumer group (Frontera's names: sw-spider-log, dbw-spider-log,
+// dbw-scoring-log, fetchers-spider-feed) and are read with OffsetFetch when the consumer opens and written with
+// OffsetCommit (generation -1, no member id: a "simple consumer", which Kafka accepts for groups without
+// members) only when the caller calls Commit. Nothing is ever committed automatically, and Close does not
+// commit: whatever was fetched and not committed is delivered again to the group's next consumer.
+//
+// A group that has no committed offset for a partition starts at the earliest offset still held, not the
+// latest: a new group (or a new spider) reads the backlog. Frontera's kafka-python consumers used
+// auto_offset_reset=latest and skipped it. A committed offset that fell out of retention also restarts at the
+// earliest offset.
+//
+// The partition Readers reconnect on their own after a broker restart or a leader change and continue from the
+// next offset they had not yet delivered; errors they report are counted (frontier_bus_fetch_errors_total),
+// logged and waited out with backoff. Memory per consumer is bounded by consumer.buffer messages plus, per
+// partition, consumer.queue_capacity messages and one fetch of consumer.max_bytes.
+//
+// # Lag
+//
+// Bus.Lag returns, per partition, the latest offset minus the group's committed offset (the earliest offset
+// held where the group never committed): what the group has not yet confirmed. The DB worker reads it on the
+// spider feed to decide which spiders are ready for a batch.
+//
+// # Malformed messages
+//
+// The bus carries bytes; bus.Decode applies the codec's decoder and reports each message it rejects to the
+// Consumer's Malformed method, which counts it (frontier_bus_malformed_messages_total{stream,group}) and logs
+// its partition and offset, while the rest of the batch is decoded. Commit the whole batch afterwards.
+//
+// # Logging and metrics
+//
+// kafka-go logs through kafka.LoggerFunc adapters over the injected *slog.Logger: its informational messages at
+// Debug, its errors (which it retries) at Warn. Metrics are frontier_bus_* series (metrics.go) on the injected
+// prometheus.Registerer.
+//
+// It imports kafka-go and prometheus, never another Kafka client; tests use kfake (github.com/twmb/franz-go/
+// pkg/kfake) for the conformance suite and a real broker (FRONTIER_TEST_KAFKA, build tag integration) for the
+// rest.
+package kafkabus

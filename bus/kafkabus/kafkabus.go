@@ -1,0 +1,183 @@
+package kafkabus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	kafka "github.com/segmentio/kafka-go"
+
+	"github.com/frontiercrawl/frontier/bus"
+)
+
+// Bus opens producers and consumers of Frontier's streams on a Kafka cluster, and reads consumer lag. It holds
+// one kafka-go Transport (a connection pool) shared by its producers, commits and lag reads; each consumer
+// partition has its own connection. Safe for concurrent use. Close it after the producers and consumers it
+// opened.
+type Bus struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	addr    net.Addr
+	tr      *kafka.Transport
+	client  *kafka.Client
+	dialer  *kafka.Dialer
+}
+
+var _ bus.Bus = (*Bus)(nil)
+
+// New returns a bus over the cluster cfg.Brokers names. It does not connect: the first producer or consumer
+// does. log may be nil (nothing is logged); reg may be nil (metrics are kept but not registered). Metrics of
+// several buses on one registry are shared.
+func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dial := &net.Dialer{Timeout: cfg.DialTimeout}
+	tr := &kafka.Transport{
+		Dial:        dial.DialContext,
+		ClientID:    cfg.ClientID,
+		DialTimeout: cfg.DialTimeout,
+		MetadataTTL: cfg.MetadataTTL,
+	}
+	addr := kafka.TCP(cfg.Brokers...)
+	return &Bus{
+		cfg:     cfg,
+		log:     log,
+		metrics: newMetrics(reg),
+		addr:    addr,
+		tr:      tr,
+		client:  &kafka.Client{Addr: addr, Transport: tr, Timeout: cfg.RequestTimeout},
+		dialer:  &kafka.Dialer{ClientID: cfg.ClientID, Timeout: cfg.DialTimeout, DualStack: true},
+	}, nil
+}
+
+// Config returns the bus's configuration.
+func (b *Bus) Config() Config { return b.cfg }
+
+// Partitions is the configured partition count of s (0 for an unknown stream).
+func (b *Bus) Partitions(s bus.Stream) int {
+	sc, _ := b.cfg.Stream(s)
+	return sc.Partitions
+}
+
+// Close closes the idle connections of the shared transport.
+func (b *Bus) Close() error {
+	b.tr.CloseIdleConnections()
+	return nil
+}
+
+// kafkaLogger adapts slog to kafka-go's Logger: kafka-go's chatter goes to Debug, its errors to Warn (they are
+// retried; what reaches the caller is returned as an error).
+func kafkaLogger(log *slog.Logger, level slog.Level, attrs ...any) kafka.Logger {
+	l := log.With(attrs...)
+	return kafka.LoggerFunc(func(msg string, args ...any) {
+		if l.Enabled(context.Background(), level) {
+			l.Log(context.Background(), level, "kafka-go: "+strings.TrimSpace(fmt.Sprintf(msg, args...)))
+		}
+	})
+}
+
+// stream returns the topic configuration of s, or an error naming it.
+func (b *Bus) stream(s bus.Stream) (StreamConfig, error) {
+	sc, ok := b.cfg.Stream(s)
+	if !ok {
+		return StreamConfig{}, fmt.Errorf("kafkabus: unknown stream %q (want %s, %s or %s)", s, bus.SpiderLog, bus.ScoringLog, bus.SpiderFeed)
+	}
+	return sc, nil
+}
+
+// checkTopic reads the topic's metadata and fails unless it has the configured partition count.
+func (b *Bus) checkTopic(ctx context.Context, s bus.Stream, sc StreamConfig) error {
+	have, err := topicPartitions(ctx, b.client, []string{sc.Topic})
+	if err != nil {
+		return fmt.Errorf("kafkabus: %s: %w", s, err)
+	}
+	n, ok := have[sc.Topic]
+	if !ok {
+		return fmt.Errorf("kafkabus: %s: topic %q does not exist on %s (create it with deploy/kafka-topics.sh)", s, sc.Topic, b.addr)
+	}
+	if n != sc.Partitions {
+		return fmt.Errorf("kafkabus: %s: %w", s, &PartitionMismatchError{Topic: sc.Topic, Have: n, Want: sc.Partitions})
+	}
+	return nil
+}
+
+// committed returns the group's committed offset of each partition, -1 where it has none.
+func (b *Bus) committed(ctx context.Context, topic, group string, parts []int) (map[int]int64, error) {
+	resp, err := b.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: parts}})
+	if err != nil {
+		return nil, fmt.Errorf("kafkabus: fetch committed offsets of group %q on %s: %w", group, topic, err)
+	}
+	out := make(map[int]int64, len(parts))
+	for _, p := range parts {
+		out[p] = -1
+	}
+	if errors.Is(resp.Error, kafka.GroupIdNotFound) {
+		// A group that never committed anywhere (kfake says so; Kafka answers -1 per partition).
+		return out, nil
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("kafkabus: fetch committed offsets of group %q on %s: %w", group, topic, resp.Error)
+	}
+	for _, p := range resp.Topics[topic] {
+		if p.Error != nil {
+			return nil, fmt.Errorf("kafkabus: committed offset of group %q on %s partition %d: %w", group, topic, p.Partition, p.Error)
+		}
+		out[p.Partition] = p.CommittedOffset
+	}
+	return out, nil
+}
+
+// Lag returns, per partition of stream s, the latest offset minus group's committed offset. Where the group
+// never committed, the earliest offset still held stands in for the committed one (where a new consumer of the
+// group starts), so the lag is what the group has yet to read.
+func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int64, error) {
+	sc, err := b.stream(s)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]int, sc.Partitions)
+	reqs := make([]kafka.OffsetRequest, 0, 2*sc.Partitions)
+	for p := range parts {
+		parts[p] = p
+		reqs = append(reqs, kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
+	}
+	resp, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{sc.Topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("kafkabus: lag of %s: list offsets of %s: %w", s, sc.Topic, err)
+	}
+	ends := resp.Topics[sc.Topic]
+	if len(ends) != sc.Partitions {
+		return nil, fmt.Errorf("kafkabus: lag of %s: topic %q answered for %d partitions, want %d", s, sc.Topic, len(ends), sc.Partitions)
+	}
+	committed, err := b.committed(ctx, sc.Topic, group, parts)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]int64, sc.Partitions)
+	var errs []error
+	for _, po := range ends {
+		if po.Error != nil {
+			errs = append(errs, fmt.Errorf("kafkabus: lag of %s: offsets of %s partition %d: %w", s, sc.Topic, po.Partition, po.Error))
+			continue
+		}
+		c := committed[po.Partition]
+		if c < 0 || c < po.FirstOffset {
+			c = po.FirstOffset
+		}
+		out[po.Partition] = max(po.LastOffset-c, 0)
+		b.metrics.lag.WithLabelValues(string(s), group, fmt.Sprint(po.Partition)).Set(float64(out[po.Partition]))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,100 @@
+package kafkabus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/goleak"
+
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/bustest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var topicSeq atomic.Int64
+
+// testLogger writes slog records to t.Log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// newTestBus returns a Factory making buses on brokers, each with topics of its own (named after the test),
+// created with EnsureTopics.
+func newTestBus(brokers []string) bustest.Factory {
+	return func(t *testing.T, partitions map[bus.Stream]int) bus.Bus {
+		t.Helper()
+		return openTestBus(t, brokers, partitions)
+	}
+}
+
+func openTestBus(t testing.TB, brokers []string, partitions map[bus.Stream]int) *Bus {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Brokers = brokers
+	cfg.Consumer.MaxWait = 100 * time.Millisecond
+	id := topicSeq.Add(1)
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	if len(name) > 150 {
+		name = name[:150]
+	}
+	var specs []TopicSpec
+	for _, s := range bus.Streams {
+		n := partitions[s]
+		if n == 0 {
+			n = 1
+		}
+		sc := StreamConfig{Topic: fmt.Sprintf("t-%s-%s-%d-%d", name, s, time.Now().UnixNano(), id), Partitions: n}
+		switch s {
+		case bus.SpiderLog:
+			cfg.SpiderLog = sc
+		case bus.ScoringLog:
+			cfg.ScoringLog = sc
+		case bus.SpiderFeed:
+			cfg.SpiderFeed = sc
+		}
+		specs = append(specs, TopicSpec{Name: sc.Topic, Partitions: n})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := EnsureTopics(ctx, brokers, specs); err != nil {
+		t.Fatalf("EnsureTopics: %v", err)
+	}
+	b, err := New(cfg, testLogger(t), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func newKfake(t testing.TB) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+func TestConformanceKfake(t *testing.T) {
+	bustest.Run(t, newTestBus(newKfake(t)))
+}
