@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -319,5 +320,28 @@ func TestDecodedBinsAreIndependent(t *testing.T) {
 	r2, _ := Msgpack{}.DecodeRequest(in)
 	if fp2, _ := r2.Meta.Get("fingerprint"); fp2.([]byte)[0] != '8' {
 		t.Error("decoded values are shared between decodings")
+	}
+}
+
+// TestHugeLengthsDoNotAllocate: a length prefix alone never makes the decoder allocate beyond the input's size.
+func TestHugeLengthsDoNotAllocate(t *testing.T) {
+	for _, in := range []string{
+		"dd ffffffff 00",                         // array32 of 4 G elements
+		"92 c4027374 df ffffffff 00 00",          // stats map32 of 4 G entries
+		"92 c4026173 dd 7fffffff 95",             // add_seeds with 2 G requests
+		"92 c4026173 91 95 db ffffffff 00",       // url str32 of 4 GB
+		"92 c4027063 95 a0 00 80 80 c6 ffffffff", // pc body bin32 of 4 GB
+	} {
+		p := unhex(t, in)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Msgpack{}.DecodeMessage(p)
+		runtime.ReadMemStats(&after)
+		if err == nil || !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: err = %v", in, err)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 64<<10 {
+			t.Errorf("%s: decoding allocated %d bytes", in, d)
+		}
 	}
 }
