@@ -462,6 +462,24 @@ func (s *Site) Requests() []Request {
 	return out
 }
 
+// Fetches counts the logged requests per page URL (normalised: every variant of a page counts for the page;
+// robots.txt counts as a URL of its own), over every host. Use it to assert that a crawl fetched each URL once.
+func (s *Site) Fetches() map[string]int {
+	out := map[string]int{}
+	for _, h := range slices.Concat(s.content, s.special) {
+		h.mu.Lock()
+		for _, r := range h.mu.log {
+			u, err := Normalize(h.Origin+"/", r.Target)
+			if err != nil {
+				u = h.Origin + r.Target
+			}
+			out[u]++
+		}
+		h.mu.Unlock()
+	}
+	return out
+}
+
 // DialContext connects to the site by name: host3.test:80 reaches host3's listener, an unknown name (or
 // nxdomain.test) fails with a *net.DNSError (IsNotFound) inside a *net.OpError, as a real lookup would, and an
 // IP address is dialled as given. Plug it into an http.Transport (or use Transport).

@@ -637,3 +637,16 @@ func TestPlain(t *testing.T) {
 	}
 	_ = url.URL{}
 }
+
+func TestFetches(t *testing.T) {
+	s := Start(t, smallConfig())
+	c := s.Client(2 * time.Second)
+	defer c.CloseIdleConnections()
+	for _, u := range []string{"http://host1.test/list?b=2&a=1", "http://HOST1.test/list?a=1&b=2", "http://host1.test/robots.txt", "http://host2.test/"} {
+		readAll(t, get(t, c, u))
+	}
+	want := map[string]int{"http://host1.test/list?a=1&b=2": 2, "http://host1.test/robots.txt": 1, "http://host2.test/": 1}
+	if diff := cmp.Diff(want, s.Fetches()); diff != "" {
+		t.Errorf("Fetches (-want +got):\n%s", diff)
+	}
+}
