@@ -182,7 +182,6 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 		return
 	}
 	s.m.inFlight.Inc()
-	start := time.Now()
 	f, err := s.robotsF.fetch(ctx, &frontier.Request{URL: ru.String()}, ru, nil, nil)
 	answeredAt := time.Now()
 	s.m.inFlight.Dec()
@@ -223,6 +222,5 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 	}
 	s.robots.publish(origin(u), e)
 	// The host's delay (now known, Crawl-delay included) runs from robots.txt's answer.
-	_ = start
 	s.answered(u, answeredAt)
 }

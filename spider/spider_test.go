@@ -2,7 +2,6 @@ package spider
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -247,11 +246,62 @@ func TestCrawlSyntheticSite(t *testing.T) {
 		}
 	}
 
+	// A cross-host redirect is reported to the target host's owner too, keyed by its domain fingerprint.
+	var cross *web.Page
+	for _, p := range site.Pages() {
+		if p.Outcome == web.Redirect && strings.HasSuffix(p.URL, "/r/cross") {
+			cross = p
+		}
+	}
+	if cross == nil {
+		t.Fatal("the site has no /r/cross")
+	}
+	target, _ := url.Parse(cross.Location)
+	wantKey := SimpleIdentity{}.Domain(target).Fingerprint
+	found := false
+	for _, r := range recs {
+		if pc, ok := r.msg.(*frontier.PageCrawled); ok && norm(t, pc.Response.URL) == cross.Location && r.key == wantKey {
+			if v, ok := pc.Response.Request.Meta.Get(MetaKeyRedirectURLs); ok && v.([]frontier.Value)[0].(string) == cross.URL {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the redirect %s → %s was not reported to %s's owner (key %s)", cross.URL, cross.Location, target.Host, wantKey)
+	}
+
+	// PDFs (declared or sniffed) are fetched but not parsed for links.
+	for _, u := range urls {
+		if strings.HasSuffix(u, ".pdf") || strings.HasSuffix(u, "/sniff/doc") {
+			if _, ok := got[u].(*frontier.PageCrawled); !ok {
+				t.Errorf("%s: got %v, want page_crawled", u, got[u])
+			}
+			for k := range leKeys {
+				if strings.HasPrefix(k, u+" ") {
+					t.Errorf("%s: links extracted from a PDF", u)
+				}
+			}
+		}
+	}
+
+	// The host that never answers did not stall the others: pages of other hosts were reported before its
+	// timeout was.
+	before := 0
+	for _, r := range recs {
+		if re, ok := r.msg.(*frontier.RequestError); ok && strings.Contains(re.Request.URL, web.BlackholeHost) {
+			break
+		}
+		if pc, ok := r.msg.(*frontier.PageCrawled); ok && !strings.Contains(pc.Response.URL, web.BlackholeHost) {
+			before++
+		}
+	}
+	if before == 0 {
+		t.Error("no other host's page was reported before the hanging host timed out")
+	}
+	t.Logf("%d pages of other hosts reported while %s hung", before, web.BlackholeHost)
+
 	// The feed is committed to the end.
 	if c := h.feed.Committed(); c != int64(len(urls)) {
 		t.Errorf("committed %d, want %d", c, len(urls))
 	}
-	_ = url.Parse
-	_ = strings.Contains
-	_ = slog.LevelInfo
 }
