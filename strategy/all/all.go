@@ -1,0 +1,8 @@
+// Package all registers every built-in strategy with strategy.Default. Only the mains and the embedded mode
+// import it, with a blank import.
+package all
+
+import (
+	_ "github.com/frontiercrawl/frontier/strategy/basic" // basic
+	_ "github.com/frontiercrawl/frontier/strategy/depth" // bfs, dfs
+)
