@@ -10,45 +10,11 @@ func (o CanonOptions) canon122(dst []byte, raw string) ([]byte, error) {
 	if !isASCII(raw) && !utf8.ValidString(raw) {
 		return dst, invalidURL(raw, "not valid UTF-8 (w3lib 1.22's to_unicode raises)")
 	}
-	// urlsplit: strip leading C0 controls and spaces, remove tabs and newlines everywhere.
-	s := strings.TrimLeftFunc(raw, func(r rune) bool { return r <= ' ' })
-	s = removeTabNewline(s)
-	scheme, rest := splitScheme(s)
-	var netloc, path, query, fragment string
-	if len(rest) >= 2 && rest[0] == '/' && rest[1] == '/' {
-		delim := len(rest)
-		if i := strings.IndexAny(rest[2:], "/?#"); i >= 0 {
-			delim = i + 2
-		}
-		netloc = rest[2:delim]
-		rest = rest[delim:]
-		open, close := strings.IndexByte(netloc, '[') >= 0, strings.IndexByte(netloc, ']') >= 0
-		if open != close {
-			return dst, invalidURL(raw, "invalid IPv6 URL")
-		}
-		if open {
-			_, after, _ := strings.Cut(netloc, "[")
-			h, _, _ := strings.Cut(after, "]")
-			if !pyCheckBracketedHost(h, false) {
-				return dst, invalidURL(raw, errBracketedHost(h).Error())
-			}
-		}
-	}
-	path = rest
-	if i := strings.IndexByte(path, '#'); i >= 0 {
-		path, fragment = path[:i], path[i+1:]
-	}
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path, query = path[:i], path[i+1:]
-	}
-	if err := checkNetlocNFKC(netloc, "/?#@:"); err != nil {
+	pp, err := pyURLParse(raw)
+	if err != nil {
 		return dst, invalidURL(raw, err.Error())
 	}
-	// urlparse: params only when the path has a ";".
-	var params string
-	if strings.IndexByte(path, ';') >= 0 {
-		path, params = splitParams(scheme, path)
-	}
+	scheme, netloc, path, params, query, fragment := pp.scheme, pp.netloc, pp.path, pp.params, pp.query, pp.fragment
 
 	// _safe_ParseResult
 	if enc, err := pyIDNAEncode(netloc); err == nil {
