@@ -241,6 +241,7 @@ func (f *fetcher) readBody(resp *http.Response, out *Fetched) error {
 		defer zr.Close()
 		dec = zr
 	}
+	out.Decoded = dec != io.Reader(wire)
 	limit := f.cfg.MaxBodyBytes
 	var buf bytes.Buffer
 	if resp.ContentLength > 0 && resp.ContentLength <= limit {

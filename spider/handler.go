@@ -14,11 +14,18 @@ import (
 // binary.
 //
 // HandleResponse is called from many goroutines at once (one per fetch in flight) and must be safe for
-// concurrent use. It must not keep r or r.Body after it returns (the buffer is reused). An error is logged and
+// concurrent use. It may keep r.Body but must not modify r. An error is logged and
 // counted (frontier_spider_handler_errors_total) and does not stop the spider or the report. Robots.txt
-// fetches and failed requests are not passed to the handler.
+// fetches and failed requests are not passed to the handler. Package spider/archive is the WARC handler.
 type ResponseHandler interface {
 	HandleResponse(ctx context.Context, r *Fetched) error
+}
+
+// Flusher is an optional capability of a ResponseHandler: the spider calls Flush before every commit of the
+// feed offset, so what the handler stored for the committed requests is durable first (DESIGN.md invariant 2).
+// An error keeps the offset where it is (the commit is retried at the next interval).
+type Flusher interface {
+	Flush() error
 }
 
 // HandlerFunc adapts a function to ResponseHandler.
@@ -46,6 +53,8 @@ type Fetched struct {
 	Body      []byte
 	Truncated bool
 	WireBytes int64
+	// Decoded says whether Body was decompressed (the Content-Encoding header names what was removed).
+	Decoded bool
 	// ContentType is the media type from Content-Type, or sniffed when the header is missing or generic.
 	ContentType string
 	// HTML says whether the body was parsed for links; Links are those links (nofollow ones included).

@@ -273,6 +273,12 @@ func (s *Spider) commit(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	if f, ok := s.deps.Handler.(Flusher); ok {
+		// What the handler stored (e.g. WARC records) must be durable before the offset moves past it.
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("spider: flush response handler before commit: %w", err)
+		}
+	}
 	if err := s.deps.Feed.Commit(ctx, []bus.Message{msg}); err != nil {
 		return fmt.Errorf("spider: commit feed offset %d: %w", msg.Offset, err)
 	}
@@ -292,7 +298,11 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 	req, err := s.deps.Codec.DecodeRequest(msg.Value)
 	if err != nil {
 		s.m.decodeErrors.Inc()
-		s.log.Warn("feed message does not decode; skipped", "offset", msg.Offset, "err", err)
+		if rep, ok := s.deps.Feed.(bus.MalformedReporter); ok {
+			rep.Malformed(msg, err)
+		} else {
+			s.log.Warn("feed message does not decode; skipped", "offset", msg.Offset, "err", err)
+		}
 		s.tracker.done(e)
 		return
 	}
