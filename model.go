@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"net/url"
+	"strings"
 )
 
 // State is the crawl state of one URL, as Frontera numbers it (frontera/core/components.py).
@@ -112,4 +114,17 @@ type Link struct {
 	Rel      string // the rel attribute, as written
 	NoFollow bool   // rel contains nofollow
 	Tag      string // the element it came from: a, area, link, frame, iframe
+}
+
+// Hostname returns the host a request belongs to, lower-cased and without port: meta domain name when the
+// spider set it (what Frontera partitions by), else the URL's host. "" when neither is known.
+func (r *Request) Hostname() string {
+	if d, err := r.MetaDomain(); err == nil && d.Name != "" {
+		return d.Name
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
 }

@@ -84,3 +84,17 @@ func TestHeadersGet(t *testing.T) {
 		t.Error("absent header found")
 	}
 }
+
+func TestRequestHostname(t *testing.T) {
+	r := &Request{URL: "http://WWW.Example.com:8080/x"}
+	if got := r.Hostname(); got != "www.example.com" {
+		t.Errorf("from URL: %q", got)
+	}
+	r.SetMetaDomain(MetaDomain{Name: "meta.example"})
+	if got := r.Hostname(); got != "meta.example" {
+		t.Errorf("from meta: %q", got)
+	}
+	if got := (&Request{URL: "::"}).Hostname(); got != "" {
+		t.Errorf("unparsable URL: %q", got)
+	}
+}

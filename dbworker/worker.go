@@ -1,0 +1,379 @@
+// Package dbworker is the DB worker (DESIGN.md §1, §4, §7). It has three roles, which can run in one process
+// or apart (Config.Roles):
+//
+//   - scoring: reads the scoring log and schedules every update_score with Schedule=true into the queue (one
+//     row per URL, so a replay overwrites instead of duplicating);
+//   - batches: when a spider-feed partition's lag (latest offset − the spiders' committed offset) is below
+//     Config.MaxLag, takes the partition's next batch from the queue (best scores first, per-host cap, minimum
+//     host count) and puts it on that partition, keyed by hostname; the rows are acknowledged (deleted) only
+//     after Kafka acknowledged the batch, and rows a cap skipped stay queued (Frontera lost them, #393);
+//   - links: reads the spider log and records page metadata (first seen, last fetched, status, error).
+//
+// Flow control (DESIGN.md invariant 4): the batch generator runs at once when the scoring role queued
+// something and otherwise re-checks every Config.PollInterval, so a partition that becomes ready gets its batch
+// within that interval (Frontera slept 30 s). A partition whose spider is gone keeps its lag, so it stops
+// receiving batches, and its rows stay in the queue.
+//
+// Every consumer commits its offset only after the batch's effects are durable (queue or metadata written),
+// so a crash replays; replays are idempotent.
+//
+// dbworker sits at level L3 and gets its stores and bus injected.
+package dbworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/queue"
+)
+
+// The roles of a DB worker.
+const (
+	RoleScoring = "scoring"
+	RoleBatches = "batches"
+	RoleLinks   = "links"
+)
+
+// Config configures a DB worker.
+type Config struct {
+	// Roles lists the roles this process runs. Default all three.
+	Roles []string `mapstructure:"roles"`
+	// BatchSize is the most log messages handled per batch. Default 512.
+	BatchSize int `mapstructure:"batch_size"`
+	// FeedBatch is the most requests put on a feed partition at once (Frontera's MAX_NEXT_REQUESTS). Default 256.
+	FeedBatch int `mapstructure:"feed_batch"`
+	// MaxLag is the feed lag under which a partition gets a new batch. Default 256.
+	MaxLag int64 `mapstructure:"max_lag"`
+	// PerHost caps the requests of one host in a batch (Frontera's BC_MAX_REQUESTS_PER_HOST). Default 128.
+	PerHost int `mapstructure:"per_host"`
+	// MinHosts keeps a batch from being filled by a few hosts when more are queued (BC_MIN_HOSTS). Default 24.
+	MinHosts int `mapstructure:"min_hosts"`
+	// PollInterval is how often an idle batch generator re-checks the lags. Default 100ms.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// ShutdownTimeout bounds finishing the current batch after the context ends. Default 30s.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 512, FeedBatch: 256, MaxLag: 256,
+		PerHost: 128, MinHosts: 24, PollInterval: 100 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
+}
+
+// Validate reports every invalid value.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Roles) == 0 {
+		errs = append(errs, errors.New("roles: none"))
+	}
+	for _, r := range c.Roles {
+		if !slices.Contains([]string{RoleScoring, RoleBatches, RoleLinks}, r) {
+			errs = append(errs, fmt.Errorf("roles: %q is not scoring, batches or links", r))
+		}
+	}
+	for k, v := range map[string]int64{"batch_size": int64(c.BatchSize), "feed_batch": int64(c.FeedBatch), "max_lag": c.MaxLag} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s = %d, want > 0", k, v))
+		}
+	}
+	if c.PerHost < 0 || c.MinHosts < 0 {
+		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, want >= 0", c.PerHost, c.MinHosts))
+	}
+	if c.PollInterval <= 0 || c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("poll_interval = %v, shutdown_timeout = %v, want > 0", c.PollInterval, c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Deps are what a worker is built from. The caller owns and closes them.
+type Deps struct {
+	Bus   bus.Bus
+	Codec codec.Codec
+	Queue queue.Queue      // required by the scoring and batches roles
+	Pages metadata.Store   // required by the links role
+	Now   func() time.Time // nil means time.Now
+	// Logger and Registerer: nil discards logs and registers no metrics.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// Worker is one DB worker. Build it with New and call Run once.
+type Worker struct {
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	m      *metrics
+	wake   chan struct{} // scoring → batches: something was queued
+	nFeed  int
+	onIdle func() // test hook: called when the batch generator found nothing to do
+}
+
+// New checks the configuration and builds a worker.
+func New(cfg Config, deps Deps) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("dbworker: %w", err)
+	}
+	if deps.Bus == nil || deps.Codec == nil {
+		return nil, errors.New("dbworker: Bus and Codec are required")
+	}
+	if (slices.Contains(cfg.Roles, RoleScoring) || slices.Contains(cfg.Roles, RoleBatches)) && deps.Queue == nil {
+		return nil, errors.New("dbworker: the scoring and batches roles need a Queue")
+	}
+	if slices.Contains(cfg.Roles, RoleLinks) && deps.Pages == nil {
+		return nil, errors.New("dbworker: the links role needs a metadata Store")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
+		wake: make(chan struct{}, 1), nFeed: deps.Bus.Partitions(bus.SpiderFeed)}, nil
+}
+
+// Run runs the configured roles until ctx ends (nil) or one fails (its error).
+func (w *Worker) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, r := range w.cfg.Roles {
+		switch r {
+		case RoleScoring:
+			g.Go(func() error { return w.runScoring(ctx) })
+		case RoleBatches:
+			g.Go(func() error { return w.runBatches(ctx) })
+		case RoleLinks:
+			g.Go(func() error { return w.runLinks(ctx) })
+		}
+	}
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// allPartitions lists 0..n-1.
+func allPartitions(n int) []int {
+	ps := make([]int, n)
+	for i := range ps {
+		ps[i] = i
+	}
+	return ps
+}
+
+// consume runs handle over every batch of stream in group, committing after handle succeeds.
+func (w *Worker) consume(ctx context.Context, stream bus.Stream, group string, handle func(context.Context, []frontier.Message) error) error {
+	in, err := w.deps.Bus.Consumer(ctx, stream, group, allPartitions(w.deps.Bus.Partitions(stream)))
+	if err != nil {
+		return fmt.Errorf("dbworker: open %s: %w", stream, err)
+	}
+	defer in.Close()
+	for {
+		msgs, err := in.Fetch(ctx, w.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("dbworker: fetch %s: %w", stream, err)
+		}
+		events := bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) })
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+		err = handle(dctx, events)
+		if err == nil {
+			err = in.Commit(dctx, msgs)
+		}
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// runScoring moves update_score messages into the queue.
+func (w *Worker) runScoring(ctx context.Context) error {
+	return w.consume(ctx, bus.ScoringLog, bus.GroupDBWorkerScoringLog, func(ctx context.Context, events []frontier.Message) error {
+		items := make([]queue.Item, 0, len(events))
+		for _, e := range events {
+			us, ok := e.(*frontier.UpdateScore)
+			if !ok || !us.Schedule {
+				continue
+			}
+			it, err := w.item(us)
+			if err != nil {
+				w.m.badItems.Inc()
+				w.log.Warn("update_score skipped", "url", us.Request.URL, "err", err)
+				continue
+			}
+			items = append(items, it)
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		err := w.deps.Queue.Schedule(ctx, items)
+		var se *queue.ScheduleError
+		if errors.As(err, &se) {
+			for _, ie := range se.Items {
+				w.m.badItems.Inc()
+				it := items[ie.Index]
+				w.log.Warn("queue rejected an item", "host", it.Host, "fingerprint", it.Fingerprint.Hex(), "err", ie.Err)
+			}
+			err = nil
+		}
+		if err != nil {
+			return fmt.Errorf("dbworker: schedule %d items: %w", len(items), err)
+		}
+		w.m.scheduled.Add(float64(len(items)))
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+}
+
+// item turns an update_score into a queue item: the feed request is encoded once, here, with its score in meta.
+func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
+	r := us.Request
+	fp, err := r.MetaFingerprint()
+	if err != nil {
+		return queue.Item{}, fmt.Errorf("no fingerprint: %w", err)
+	}
+	host := r.Hostname()
+	r.SetMetaScore(us.Score)
+	v, err := w.deps.Codec.EncodeRequest(r)
+	if err != nil {
+		return queue.Item{}, err
+	}
+	return queue.Item{Partition: partition.Crc32Name([]byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score, Request: v}, nil
+}
+
+// runBatches feeds every ready spider-feed partition from the queue.
+func (w *Worker) runBatches(ctx context.Context) error {
+	out, err := w.deps.Bus.Producer(ctx, bus.SpiderFeed, nil) // each item goes to its own queue partition
+	if err != nil {
+		return fmt.Errorf("dbworker: open spider feed: %w", err)
+	}
+	defer out.Close()
+	tick := time.NewTicker(w.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		sent, err := w.generate(ctx, out)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if sent > 0 {
+			continue
+		}
+		if w.onIdle != nil {
+			w.onIdle()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// generate sends one batch to every partition whose lag is below MaxLag and returns how many requests it sent.
+func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
+	lags, err := w.deps.Bus.Lag(ctx, bus.SpiderFeed, bus.GroupSpiderFeed)
+	if err != nil {
+		return 0, fmt.Errorf("dbworker: feed lag: %w", err)
+	}
+	sent := 0
+	for p := range w.nFeed {
+		lag := lags[p]
+		w.m.lag.WithLabelValues(fmt.Sprint(p)).Set(float64(lag))
+		if lag >= w.cfg.MaxLag {
+			continue
+		}
+		items, err := w.deps.Queue.Next(ctx, p, w.deps.Now().Unix(), queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts})
+		if err != nil {
+			return sent, fmt.Errorf("dbworker: next batch of partition %d: %w", p, err)
+		}
+		if len(items) == 0 {
+			continue
+		}
+		msgs := make([]bus.Message, len(items))
+		for i, it := range items {
+			msgs[i] = bus.Message{Key: []byte(it.Host), Value: it.Request, Partition: p}
+		}
+		// Send, then acknowledge: a crash between the two re-sends the batch (at least once), never loses it.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+		err = out.Send(dctx, msgs...)
+		if err == nil {
+			err = w.deps.Queue.Ack(dctx, items)
+		}
+		cancel()
+		if err != nil {
+			return sent, fmt.Errorf("dbworker: batch of %d for partition %d: %w", len(items), p, err)
+		}
+		w.m.batches.Inc()
+		w.m.sent.Add(float64(len(items)))
+		sent += len(items)
+	}
+	return sent, nil
+}
+
+// runLinks records page metadata from the spider log.
+func (w *Worker) runLinks(ctx context.Context) error {
+	return w.consume(ctx, bus.SpiderLog, bus.GroupDBWorkerSpiderLog, func(ctx context.Context, events []frontier.Message) error {
+		now := w.deps.Now().Unix()
+		var pages []metadata.Page
+		add := func(r *frontier.Request, p metadata.Page) {
+			fp, err := r.MetaFingerprint()
+			if err != nil {
+				return
+			}
+			p.Fingerprint, p.URL = fp, r.URL
+			if d, err := r.MetaDepth(); err == nil {
+				p.Depth = int(d)
+			}
+			pages = append(pages, p)
+		}
+		for _, e := range events {
+			switch e := e.(type) {
+			case *frontier.AddSeeds:
+				for _, r := range e.Seeds {
+					add(r, metadata.Page{FirstSeen: now})
+				}
+			case *frontier.LinksExtracted:
+				for _, r := range e.Links {
+					add(r, metadata.Page{FirstSeen: now})
+				}
+			case *frontier.PageCrawled:
+				if r := e.Response.Request; r != nil {
+					ct := string(e.Response.Headers.Get("Content-Type"))
+					add(r, metadata.Page{FirstSeen: now, LastFetched: now, Status: e.Response.Status, ContentType: ct})
+				}
+			case *frontier.RequestError:
+				add(e.Request, metadata.Page{FirstSeen: now, LastFetched: now, Error: e.Error})
+			}
+		}
+		if len(pages) == 0 {
+			return nil
+		}
+		if err := w.deps.Pages.Put(ctx, pages); err != nil {
+			return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)
+		}
+		w.m.pages.Add(float64(len(pages)))
+		return nil
+	})
+}

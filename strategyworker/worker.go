@@ -1,0 +1,330 @@
+// Package strategyworker runs a crawl strategy over one partition of the spider log (DESIGN.md §1, §5): it
+// reads the partition's events in batches, looks up the state of every URL involved through a bounded
+// write-back cache in front of the state store (the URL-seen test: exact, because each host belongs to exactly
+// one partition), lets the strategy decide, and publishes its decisions as update_score on the scoring log.
+//
+// Delivery (DESIGN.md invariant 2): for each batch the worker first sends the update_score messages and waits
+// for the bus to acknowledge them, then flushes the states the batch changed to the store, and only then
+// commits the spider-log offset. A crash replays the uncommitted batch; replaying is idempotent because a URL
+// the strategy already queued is QUEUED in the store (and the queue keeps one row per URL anyway).
+//
+// A message the codec cannot decode is counted, logged with its offset and skipped (bus.Decode). A score the
+// strategy gives outside [0, 1] is rejected for that one URL and counted; the batch goes on.
+//
+// strategyworker sits at level L3: it imports the model, the codec, the bus, the state and strategy packages,
+// and no concrete store or bus; the caller (cmd/strategyworker, embedded) injects them.
+package strategyworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/state"
+	"github.com/frontiercrawl/frontier/strategy"
+)
+
+// Config configures a strategy worker.
+type Config struct {
+	// Strategy names the strategy (see strategy.Default.Names()). Default "bfs".
+	Strategy string `mapstructure:"strategy"`
+	// Options are the strategy's own options, decoded strictly by its factory.
+	Options map[string]any `mapstructure:"options"`
+	// BatchSize is the most spider-log messages handled per batch. Default 512 (Frontera's
+	// SPIDER_LOG_CONSUMER_BATCH_SIZE).
+	BatchSize int `mapstructure:"batch_size"`
+	// Cache bounds the state cache.
+	Cache state.CacheConfig `mapstructure:"state_cache"`
+	// ShutdownTimeout bounds the last flush after the context ends. Default 30s.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{Strategy: "bfs", BatchSize: 512, Cache: state.DefaultCacheConfig(), ShutdownTimeout: 30 * time.Second}
+}
+
+// Validate reports every invalid value.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Strategy == "" {
+		errs = append(errs, errors.New("strategy: no strategy named"))
+	}
+	if c.BatchSize <= 0 {
+		errs = append(errs, fmt.Errorf("batch_size = %d, want > 0", c.BatchSize))
+	}
+	if err := c.Cache.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("state_cache: %w", err))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown_timeout = %v, want > 0", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Deps are what a worker is built from. The caller owns and closes them.
+type Deps struct {
+	Bus    bus.Bus
+	Codec  codec.Codec
+	States state.Store // the exact store; the worker puts its own cache in front
+	// Strategy decides; nil builds Config.Strategy from strategy.Default.
+	Strategy strategy.Strategy
+	// Fingerprint identifies a request whose meta has no fingerprint (the spider normally sets one).
+	Fingerprint func(rawURL string) (frontier.Fingerprint, error)
+	Partition   int // the spider-log partition this worker owns
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
+}
+
+// Worker is one strategy worker. Build it with New and call Run once.
+type Worker struct {
+	cfg   Config
+	deps  Deps
+	log   *slog.Logger
+	m     *metrics
+	cache *state.Cache
+	strat strategy.Strategy
+}
+
+// New checks the configuration and builds a worker.
+func New(cfg Config, deps Deps) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("strategyworker: %w", err)
+	}
+	if deps.Bus == nil || deps.Codec == nil || deps.States == nil || deps.Fingerprint == nil {
+		return nil, errors.New("strategyworker: Bus, Codec, States and Fingerprint are required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	strat := deps.Strategy
+	if strat == nil {
+		var err error
+		if strat, err = strategy.New(cfg.Strategy, cfg.Options); err != nil {
+			return nil, fmt.Errorf("strategyworker: %w", err)
+		}
+	}
+	cache, err := state.NewCache(deps.States, cfg.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("strategyworker: %w", err)
+	}
+	return &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
+		cache: cache, strat: strat}, nil
+}
+
+// Run consumes the partition until ctx ends or the strategy declares the crawl finished; it returns nil then.
+func (w *Worker) Run(ctx context.Context) error {
+	b := w.deps.Bus
+	in, err := b.Consumer(ctx, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{w.deps.Partition})
+	if err != nil {
+		return fmt.Errorf("strategyworker: open spider log: %w", err)
+	}
+	defer in.Close()
+	out, err := b.Producer(ctx, bus.ScoringLog, partition.Crc32Name)
+	if err != nil {
+		return fmt.Errorf("strategyworker: open scoring log: %w", err)
+	}
+	defer out.Close()
+
+	for {
+		msgs, err := in.Fetch(ctx, w.cfg.BatchSize)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("strategyworker: fetch: %w", err)
+		}
+		events := bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) })
+		// The batch's effects are made durable even if ctx ends meanwhile: a half-handled batch would be
+		// replayed anyway, but finishing it saves the replay.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+		err = w.handle(dctx, events, out)
+		if err == nil {
+			err = in.Commit(dctx, msgs)
+		}
+		cancel()
+		if err != nil {
+			return err
+		}
+		if f, ok := w.strat.(strategy.Finisher); ok && f.Finished() {
+			w.log.Info("strategy declared the crawl finished")
+			return nil
+		}
+	}
+}
+
+// handle runs one batch: states in, strategy, scores out, states back.
+func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.Producer) error {
+	c := &batchContext{w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, states: map[string]frontier.State{}}
+	for _, e := range events {
+		for _, r := range requestsOf(e) {
+			c.add(r)
+		}
+	}
+	if err := c.load(ctx); err != nil {
+		return err
+	}
+	for _, e := range events {
+		w.m.events.WithLabelValues(e.Name()).Inc()
+		switch e := e.(type) {
+		case *frontier.AddSeeds:
+			w.strat.Seeds(c, e.Seeds)
+		case *frontier.PageCrawled:
+			if e.Response.Request != nil {
+				w.strat.PageCrawled(c, e.Response)
+			}
+		case *frontier.LinksExtracted:
+			w.strat.LinksExtracted(c, e.Request, e.Links)
+		case *frontier.RequestError:
+			w.strat.RequestError(c, e.Request, e.Error)
+		}
+	}
+	if len(c.out) > 0 {
+		if err := out.Send(ctx, c.out...); err != nil {
+			return fmt.Errorf("strategyworker: send %d scores: %w", len(c.out), err)
+		}
+		w.m.scheduled.Add(float64(len(c.out)))
+	}
+	if err := c.store(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// requestsOf lists the requests whose states an event involves.
+func requestsOf(e frontier.Message) []*frontier.Request {
+	switch e := e.(type) {
+	case *frontier.AddSeeds:
+		return e.Seeds
+	case *frontier.PageCrawled:
+		if e.Response.Request != nil {
+			return []*frontier.Request{e.Response.Request}
+		}
+	case *frontier.LinksExtracted:
+		return append([]*frontier.Request{e.Request}, e.Links...)
+	case *frontier.RequestError:
+		return []*frontier.Request{e.Request}
+	}
+	return nil
+}
+
+// batchContext is the strategy.Context of one batch.
+type batchContext struct {
+	w      *Worker
+	fps    map[*frontier.Request]frontier.Fingerprint
+	states map[string]frontier.State // by string(fingerprint)
+	dirty  map[string]frontier.Fingerprint
+	order  []frontier.Fingerprint // fingerprints to load, each once
+	out    []bus.Message
+}
+
+func (c *batchContext) fingerprint(r *frontier.Request) frontier.Fingerprint {
+	if fp, ok := c.fps[r]; ok {
+		return fp
+	}
+	fp, err := r.MetaFingerprint()
+	if err != nil {
+		if fp, err = c.w.deps.Fingerprint(r.URL); err != nil {
+			c.w.log.Warn("request without a usable fingerprint", "url", r.URL, "err", err)
+			c.w.m.badRequests.Inc()
+			fp = nil
+		} else {
+			r.SetMetaFingerprint(fp)
+		}
+	}
+	c.fps[r] = fp
+	return fp
+}
+
+func (c *batchContext) add(r *frontier.Request) {
+	fp := c.fingerprint(r)
+	if fp == nil {
+		return
+	}
+	if _, ok := c.states[string(fp)]; !ok {
+		c.states[string(fp)] = frontier.NotCrawled
+		c.order = append(c.order, fp)
+	}
+}
+
+func (c *batchContext) load(ctx context.Context) error {
+	if len(c.order) == 0 {
+		return nil
+	}
+	entries := make([]state.Entry, len(c.order))
+	found := make([]bool, len(c.order))
+	if err := c.w.cache.Get(ctx, c.order, entries, found); err != nil {
+		return fmt.Errorf("strategyworker: read %d states: %w", len(c.order), err)
+	}
+	for i, fp := range c.order {
+		c.states[string(fp)] = entries[i].State
+	}
+	return nil
+}
+
+func (c *batchContext) store(ctx context.Context) error {
+	if len(c.dirty) > 0 {
+		fps := make([]frontier.Fingerprint, 0, len(c.dirty))
+		entries := make([]state.Entry, 0, len(c.dirty))
+		for k, fp := range c.dirty {
+			fps = append(fps, fp)
+			entries = append(entries, state.Entry{State: c.states[k]})
+		}
+		if err := c.w.cache.Put(ctx, fps, entries); err != nil {
+			return fmt.Errorf("strategyworker: write %d states: %w", len(fps), err)
+		}
+	}
+	if err := c.w.cache.Flush(ctx); err != nil {
+		return fmt.Errorf("strategyworker: flush states: %w", err)
+	}
+	return nil
+}
+
+// State implements strategy.Context.
+func (c *batchContext) State(r *frontier.Request) frontier.State {
+	fp := c.fingerprint(r)
+	if fp == nil {
+		return frontier.Error // unidentifiable: never schedule it
+	}
+	return c.states[string(fp)]
+}
+
+// SetState implements strategy.Context.
+func (c *batchContext) SetState(r *frontier.Request, s frontier.State) {
+	fp := c.fingerprint(r)
+	if fp == nil {
+		return
+	}
+	c.states[string(fp)] = s
+	if c.dirty == nil {
+		c.dirty = map[string]frontier.Fingerprint{}
+	}
+	c.dirty[string(fp)] = fp
+}
+
+// Schedule implements strategy.Context: it encodes an update_score for the scoring log, keyed by host.
+func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
+	if err := strategy.CheckScore(score); err != nil {
+		c.w.m.rejected.Inc()
+		c.w.log.Warn("strategy score rejected", "url", r.URL, "score", score)
+		return err
+	}
+	if c.fingerprint(r) == nil {
+		return fmt.Errorf("strategyworker: %s has no fingerprint", r.URL)
+	}
+	v, err := c.w.deps.Codec.EncodeMessage(&frontier.UpdateScore{Request: r, Score: score, Schedule: true})
+	if err != nil {
+		c.w.m.badRequests.Inc()
+		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
+	}
+	c.out = append(c.out, bus.Message{Key: []byte(r.Hostname()), Value: v})
+	return nil
+}

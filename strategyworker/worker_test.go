@@ -1,0 +1,197 @@
+package strategyworker
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/membus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/state"
+	_ "github.com/frontiercrawl/frontier/strategy/depth"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func sha(u string) frontier.Fingerprint { s := sha1.Sum([]byte(u)); return s[:] }
+
+func req(u string, depth int64) *frontier.Request {
+	r := &frontier.Request{URL: u, Method: "GET"}
+	r.SetMetaFingerprint(sha(u))
+	if depth >= 0 {
+		r.SetMetaDepth(depth)
+	}
+	return r
+}
+
+type rig struct {
+	bus    *membus.Bus
+	codec  codec.Codec
+	states *state.Memory
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	b, err := membus.New(membus.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return &rig{bus: b, codec: codec.Msgpack{}, states: state.NewMemory()}
+}
+
+func (r *rig) publish(t *testing.T, msgs ...frontier.Message) {
+	t.Helper()
+	p, err := r.bus.Producer(t.Context(), bus.SpiderLog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, m := range msgs {
+		v, err := r.codec.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Send(t.Context(), bus.Message{Value: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (r *rig) publishRaw(t *testing.T, v []byte) {
+	t.Helper()
+	p, _ := r.bus.Producer(t.Context(), bus.SpiderLog, nil)
+	defer p.Close()
+	if err := p.Send(t.Context(), bus.Message{Value: v}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runUntilIdle runs a worker until the spider log is fully committed, then stops it.
+func (r *rig) runUntilIdle(t *testing.T) {
+	t.Helper()
+	w, err := New(DefaultConfig(), Deps{Bus: r.bus, Codec: r.codec, States: r.states,
+		Fingerprint: func(u string) (frontier.Fingerprint, error) { return sha(u), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	for {
+		lag, err := r.bus.Lag(t.Context(), bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lag[0] == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scores reads every update_score on the scoring log, committing nothing.
+func (r *rig) scores(t *testing.T) []*frontier.UpdateScore {
+	t.Helper()
+	c, err := r.bus.Consumer(t.Context(), bus.ScoringLog, "test-reader", []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out []*frontier.UpdateScore
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		msgs, err := c.Fetch(ctx, 1000)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			d, err := r.codec.DecodeMessage(m.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d.(*frontier.UpdateScore))
+		}
+	}
+}
+
+func (r *rig) state(t *testing.T, u string) frontier.State {
+	t.Helper()
+	out := make([]state.Entry, 1)
+	if err := r.states.Get(t.Context(), []frontier.Fingerprint{sha(u)}, out, make([]bool, 1)); err != nil {
+		t.Fatal(err)
+	}
+	return out[0].State
+}
+
+func TestURLSeenTestAndScores(t *testing.T) {
+	r := newRig(t)
+	r.publish(t,
+		&frontier.AddSeeds{Seeds: []*frontier.Request{req("http://a.test/", -1)}},
+		&frontier.PageCrawled{Response: &frontier.Response{URL: "http://a.test/", Status: 200, Request: req("http://a.test/", 0)}},
+		&frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{
+			req("http://a.test/1", -1), req("http://a.test/", -1), req("http://a.test/1", -1)}},
+		&frontier.RequestError{Request: req("http://a.test/gone", 1), Error: "DNSLookupError"},
+	)
+	r.publishRaw(t, []byte("\xc1 not msgpack")) // malformed: counted and skipped
+	r.publish(t, &frontier.LinksExtracted{Request: req("http://a.test/1", 1), Links: []*frontier.Request{req("http://a.test/2", -1)}})
+	r.runUntilIdle(t)
+
+	got := r.scores(t)
+	want := []struct {
+		url   string
+		score float64
+	}{{"http://a.test/", 1}, {"http://a.test/1", 0.5}, {"http://a.test/2", 1.0 / 3}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d update_score messages, want %d: %v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Request.URL != w.url || got[i].Score != w.score || !got[i].Schedule {
+			t.Errorf("update_score %d = %s %v %v, want %s %v", i, got[i].Request.URL, got[i].Score, got[i].Schedule, w.url, w.score)
+		}
+	}
+	for u, s := range map[string]frontier.State{"http://a.test/": frontier.Crawled, "http://a.test/1": frontier.Queued,
+		"http://a.test/2": frontier.Queued, "http://a.test/gone": frontier.Error} {
+		if got := r.state(t, u); got != s {
+			t.Errorf("state of %s = %v, want %v", u, got, s)
+		}
+	}
+	if r.bus.Malformed() != 1 {
+		t.Errorf("malformed count = %d, want 1", r.bus.Malformed())
+	}
+
+	// A second worker (a restart) sees the same links again: nothing is scheduled twice.
+	r.publish(t, &frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{req("http://a.test/1", -1), req("http://a.test/3", -1)}})
+	r.runUntilIdle(t)
+	got = r.scores(t)
+	if last := got[len(got)-1]; len(got) != 4 || last.Request.URL != "http://a.test/3" {
+		t.Errorf("after the restart: %d messages, last %s; want exactly one more, for /3", len(got), last.Request.URL)
+	}
+}
+
+func TestNewRejectsBadSetups(t *testing.T) {
+	if _, err := New(Config{}, Deps{}); err == nil {
+		t.Error("zero config accepted")
+	}
+	cfg := DefaultConfig()
+	cfg.Strategy = "nope"
+	r := newRig(t)
+	_, err := New(cfg, Deps{Bus: r.bus, Codec: r.codec, States: r.states, Fingerprint: func(string) (frontier.Fingerprint, error) { return nil, nil }})
+	if err == nil {
+		t.Error("unknown strategy accepted")
+	}
+}
