@@ -38,6 +38,8 @@ func benchFP(i int) frontier.Fingerprint {
 
 func BenchmarkIntegrationStates(b *testing.B) {
 	cfg := testConfig(b)
+	cfg.GetBatch = envInt("FRONTIER_BENCH_GET_BATCH", cfg.GetBatch)
+	cfg.PoolSize = envInt("FRONTIER_BENCH_POOL", cfg.PoolSize)
 	c := openTest(b, cfg, statesTable)
 	st := c.States()
 	ctx := context.Background()
@@ -57,12 +59,25 @@ func BenchmarkIntegrationStates(b *testing.B) {
 		}
 	}
 	b.Logf("preloaded %d states in %v (%.0f puts/s)", n, time.Since(start), float64(n)/time.Since(start).Seconds())
+	bloom, err := state.NewBloom(state.BloomConfig{Expected: uint64(2 * n), FPRate: 0.01}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		bloom.Add(benchFP(i))
+	}
+	stores := []struct {
+		name string
+		s    state.Store
+	}{{"plain", st}, {"bloom", state.NewBloomStore(st, bloom)}}
 	for _, tc := range []struct {
 		name string
 		hits float64
 	}{{"hits", 1}, {"misses", 0}, {"hits80", 0.8}} {
-		for _, batch := range []int{4096, 65536} {
-			b.Run(fmt.Sprintf("%s/batch=%d", tc.name, batch), func(b *testing.B) {
+		for _, sc := range stores {
+			batch := envInt("FRONTIER_BENCH_STATE_BATCH", 16384)
+			st := sc.s
+			b.Run(fmt.Sprintf("%s/%s/batch=%d", tc.name, sc.name, batch), func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, uint64(batch)))
 				fps := make([]frontier.Fingerprint, batch)
 				out := make([]state.Entry, batch)

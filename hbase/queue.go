@@ -165,8 +165,12 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 		stop  = partitionEnd(partition)
 		read  = 0
 	)
+	// The first scan asks for a little more than the batch (most rows are usually wanted); later scans, needed
+	// when caps or not-yet-due rows skip many rows, double up to Config.ScanBatch.
+	size := min(q.c.cfg.ScanBatch, lim.Max+lim.Max/4+8)
 	for !pk.Done() && read < q.c.cfg.ScanMaxRows {
-		n := min(q.c.cfg.ScanBatch, q.c.cfg.ScanMaxRows-read)
+		n := min(size, q.c.cfg.ScanMaxRows-read)
+		size = min(2*size, q.c.cfg.ScanBatch)
 		rows, err := q.scan(ctx, start, stop, n)
 		if err != nil {
 			return nil, nil, err
@@ -181,6 +185,9 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 				continue
 			}
 			it.Partition = partition
+			if _, dup := keys[string(it.Fingerprint)]; dup {
+				continue // a second row of one URL: one of them is stale, and the index check finds which
+			}
 			if pk.Offer(it) {
 				keys[string(it.Fingerprint)] = r.Row
 			}
