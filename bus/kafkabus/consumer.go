@@ -225,24 +225,26 @@ func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 		return nil
 	}
 	slices.SortFunc(offs, func(a, b kafka.OffsetCommit) int { return a.Partition - b.Partition })
-	resp, err := c.b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-		GroupID:      c.group,
-		GenerationID: -1, // a simple consumer: no group membership, explicit partitions
-		Topics:       map[string][]kafka.OffsetCommit{c.topic: offs},
+	err := c.b.retry(ctx, func() error {
+		resp, err := c.b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+			GroupID:      c.group,
+			GenerationID: -1, // a simple consumer: no group membership, explicit partitions
+			Topics:       map[string][]kafka.OffsetCommit{c.topic: offs},
+		})
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, p := range resp.Topics[c.topic] {
+			if p.Error != nil {
+				errs = append(errs, fmt.Errorf("partition %d: %w", p.Partition, p.Error))
+			}
+		}
+		return errors.Join(errs...)
 	})
 	if err != nil {
 		c.commitErr.Inc()
 		return fmt.Errorf("kafkabus: commit %s offsets %s for group %q: %w", c.topic, offsetList(offs), c.group, err)
-	}
-	var errs []error
-	for _, p := range resp.Topics[c.topic] {
-		if p.Error != nil {
-			errs = append(errs, fmt.Errorf("kafkabus: commit %s partition %d for group %q: %w", c.topic, p.Partition, c.group, p.Error))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		c.commitErr.Inc()
-		return err
 	}
 	c.mu.Lock()
 	for _, oc := range offs {

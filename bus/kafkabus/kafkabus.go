@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	kafka "github.com/segmentio/kafka-go"
@@ -112,7 +113,15 @@ func (b *Bus) checkTopic(ctx context.Context, s bus.Stream, sc StreamConfig) err
 
 // committed returns the group's committed offset of each partition, -1 where it has none.
 func (b *Bus) committed(ctx context.Context, topic, group string, parts []int) (map[int]int64, error) {
-	resp, err := b.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: parts}})
+	var resp *kafka.OffsetFetchResponse
+	err := b.retry(ctx, func() error {
+		var err error
+		resp, err = b.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: parts}})
+		if err == nil && !errors.Is(resp.Error, kafka.GroupIdNotFound) {
+			err = resp.Error
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kafkabus: fetch committed offsets of group %q on %s: %w", group, topic, err)
 	}
@@ -123,9 +132,6 @@ func (b *Bus) committed(ctx context.Context, topic, group string, parts []int) (
 	if errors.Is(resp.Error, kafka.GroupIdNotFound) {
 		// A group that never committed anywhere (kfake says so; Kafka answers -1 per partition).
 		return out, nil
-	}
-	if resp.Error != nil {
-		return nil, fmt.Errorf("kafkabus: fetch committed offsets of group %q on %s: %w", group, topic, resp.Error)
 	}
 	for _, p := range resp.Topics[topic] {
 		if p.Error != nil {
@@ -180,4 +186,29 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		return nil, err
 	}
 	return out, nil
+}
+
+// retryAttempts bounds retry; the caller's context may end it sooner.
+const retryAttempts = 8
+
+// retry calls fn until it succeeds, returns an error that is not retriable (see retriable), was tried
+// retryAttempts times, or ctx ends. Group coordinator errors are the usual retriable ones: the coordinator moves
+// when a broker restarts, and is not ready while __consumer_offsets is being created or loaded.
+func (b *Bus) retry(ctx context.Context, fn func() error) error {
+	backoff := b.cfg.Consumer.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == retryAttempts || !retriable(err) || ctx.Err() != nil {
+			return err
+		}
+		b.log.Debug("kafkabus: retrying", "attempt", attempt, "backoff", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, b.cfg.Consumer.RetryBackoffMax)
+	}
 }
