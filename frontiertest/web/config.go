@@ -42,6 +42,10 @@ type Config struct {
 	SlowDelay time.Duration
 	// LargeBytes is the size of host1.test/large.html, streamed without being held in memory. Default 50 MiB.
 	LargeBytes int64
+	// TLS serves every host over HTTPS (page URLs are https://…) with a self-signed certificate made at Start
+	// for all the host names and addresses; HTTP/2 is offered through ALPN besides HTTP/1.1. Clients trust it
+	// through Site.CertPool (Site.Transport does).
+	TLS bool
 	// HTTP2 makes every host also speak HTTP/2 over cleartext (prior knowledge, "h2c"), besides HTTP/1.1.
 	HTTP2 bool
 	// DisableRequestLog stops the per-request log (counters and maxima are still kept). Use it for long

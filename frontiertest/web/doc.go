@@ -47,7 +47,8 @@
 // /%7Euser/…) and /list?a=1&b=2 (linked with the arguments reordered). host1.test's /features.html links: a
 // 301→302→307→308 redirect chain (/r/chain/1), a relative Location, a cross-host redirect (/r/cross, to the
 // last host), a redirect loop (/r/loop/a), errors 404/410/500/503 (/err/N), a PDF (/files/doc.pdf, whose text
-// names PDFTrapPath: a crawler must not follow it), the large page /large.html (Config.LargeBytes, streamed),
+// names PDFTrapPath: a crawler must not follow it), the large pages /large.html and /large-chunked.html (Config.LargeBytes, streamed; the second without
+// Content-Length),
 // HTML and PDF served without Content-Type (/sniff/…), gzip and brotli pages (/enc/…, encoded when the
 // request's Accept-Encoding allows; their links are found only by a crawler that decodes), rel=nofollow links,
 // link rel=canonical/alternate plus a stylesheet, script, image and mailto:/javascript:/ftp: links that must
@@ -72,5 +73,7 @@
 // Start (or New) binds every listener before it returns; Stop (registered with t.Cleanup by Start) closes every
 // listener and connection, aborts in-flight answers, and waits for every goroutine the site started, so a test
 // that uses goleak stays clean. All methods are safe for concurrent use. With Config.HTTP2, hosts also speak
-// HTTP/2 over cleartext with prior knowledge (set Transport.Protocols.SetUnencryptedHTTP2 on the client).
+// HTTP/2 over cleartext with prior knowledge (set Transport.Protocols.SetUnencryptedHTTP2 on the client). With
+// Config.TLS, every host serves HTTPS (https:// page URLs; default port 443 in DialContext) with a self-signed
+// certificate that CertPool trusts, and offers HTTP/2 and HTTP/1.1 through ALPN.
 package web

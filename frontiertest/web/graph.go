@@ -56,6 +56,7 @@ type Page struct {
 	frameset bool
 	kind     pageKind
 	location string // the raw Location header of a redirect
+	chunked  bool   // large page sent without Content-Length
 	pad      int
 }
 
@@ -156,6 +157,14 @@ func build(cfg Config, content []*Host, special map[string]*Host) *graph {
 	return g
 }
 
+// defaultPort is the explicit default port of scheme, as a ":80" suffix.
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return ":443"
+	}
+	return ":80"
+}
+
 func regularPath(k int) string {
 	if k == 0 {
 		return "/"
@@ -169,9 +178,9 @@ func hrefVariant(rng *rand.Rand, cfg Config, p, t *Page) string {
 	if t.host != p.host {
 		switch v := rng.IntN(4); {
 		case v == 1 && named:
-			return "http://" + strings.ToUpper(t.host.host) + t.key
+			return t.host.scheme + "://" + strings.ToUpper(t.host.host) + t.key
 		case v == 2 && named:
-			return "http://" + t.host.host + ":80" + t.key
+			return t.host.scheme + "://" + t.host.host + defaultPort(t.host.scheme) + t.key
 		case v == 3:
 			return t.URL + "#from-" + p.host.Name
 		}
@@ -188,11 +197,11 @@ func hrefVariant(rng *rand.Rand, cfg Config, p, t *Page) string {
 		return relPath(p.key, t.key) + "#section"
 	case 5:
 		if named {
-			return "http://" + strings.ToUpper(t.host.host) + t.key
+			return t.host.scheme + "://" + strings.ToUpper(t.host.host) + t.key
 		}
 	case 6:
 		if named {
-			return "http://" + t.host.host + ":80" + t.key
+			return t.host.scheme + "://" + t.host.host + defaultPort(t.host.scheme) + t.key
 		}
 	case 7:
 		return t.key + "#top"
@@ -284,6 +293,9 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	f.link("/files/doc.pdf", pdf.URL, "a PDF")
 	large := g.add(h, "/large.html", kindLarge, 200)
 	f.link("/large.html", large.URL, "a large page")
+	largeChunked := g.add(h, "/large-chunked.html", kindLarge, 200)
+	largeChunked.chunked = true
+	f.link("/large-chunked.html", largeChunked.URL, "a large page without Content-Length")
 	sniffHTML := g.add(h, "/sniff/page", kindSniffHTML, 200)
 	sniffHTML.title = "HTML without Content-Type"
 	sniffTarget := page("/sniff/target.html", "linked from a page without Content-Type")
@@ -354,8 +366,9 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	forms := []string{"/variants/target.html", "variants/target.html", "./variants/target.html",
 		"/variants/./x/../target.html", "/variants/target.html#frag", "/variants/%74arget.html", vt.URL}
 	if !cfg.UseIPs {
-		forms = append(forms, "http://"+strings.ToUpper(h.host)+"/variants/target.html",
-			"http://"+h.host+":80/variants/target.html", "HTTP://"+h.host+"/variants/target.html")
+		forms = append(forms, h.scheme+"://"+strings.ToUpper(h.host)+"/variants/target.html",
+			h.scheme+"://"+h.host+defaultPort(h.scheme)+"/variants/target.html",
+			strings.ToUpper(h.scheme)+"://"+h.host+"/variants/target.html")
 	}
 	for _, v := range forms {
 		vars.link(v, vt.URL, "variant")

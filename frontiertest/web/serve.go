@@ -167,7 +167,9 @@ var largeChunk = func() []byte {
 func (p *Page) serveLarge(w http.ResponseWriter, r *http.Request) {
 	size := p.host.site.cfg.LargeBytes
 	w.Header().Set("Content-Type", p.ContentType)
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	if !p.chunked {
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return

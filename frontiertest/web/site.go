@@ -2,10 +2,17 @@ package web
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -52,12 +59,13 @@ type Host struct {
 	// Robots is what the host answers for /robots.txt.
 	Robots Robots
 
-	host  string // the URL host: Name, or Addr with UseIPs
-	kind  hostKind
-	site  *Site
-	pages map[string]*Page // by escaped path?query
-	srv   *http.Server
-	ln    net.Listener
+	host   string // the URL host: Name, or Addr with UseIPs
+	scheme string // http, or https with Config.TLS
+	kind   hostKind
+	site   *Site
+	pages  map[string]*Page // by escaped path?query
+	srv    *http.Server
+	ln     net.Listener
 
 	mu struct {
 		sync.Mutex
@@ -95,6 +103,8 @@ type Site struct {
 	byHost   map[string]*Host // by URL host and by Name, lower case
 	g        *graph
 	sharedIP bool
+	tls      *tls.Config    // server side, with Config.TLS
+	pool     *x509.CertPool // trusts the site's certificate, with Config.TLS
 	dialer   net.Dialer
 	connID   atomic.Uint64
 	stopping chan struct{}
@@ -129,6 +139,16 @@ func New(cfg Config) (*Site, error) {
 	if !ok {
 		return nil, err
 	}
+	if cfg.TLS {
+		if err := s.makeCert(); err != nil {
+			for _, h := range slices.Concat(s.content, s.special) {
+				if h.ln != nil {
+					h.ln.Close()
+				}
+			}
+			return nil, err
+		}
+	}
 	s.g = build(cfg, s.content, s.specialMap())
 	for _, h := range slices.Concat(s.content, s.special) {
 		s.serve(h)
@@ -161,7 +181,7 @@ func (s *Site) open(cfg Config) (bool, error) {
 		return false, err
 	}
 	// Probe the 127/8 route once; fall back to ports on 127.0.0.1.
-	probe, err := net.Listen("tcp", netip.AddrPortFrom(cfg.FirstIP, 0).String())
+	probe, err := listenProbe(netip.AddrPortFrom(cfg.FirstIP, 0).String())
 	if err != nil {
 		if !errors.Is(err, syscall.EADDRNOTAVAIL) {
 			return fail(fmt.Errorf("web: listen on %v: %w", cfg.FirstIP, err))
@@ -235,7 +255,11 @@ func (s *Site) open(cfg Config) (bool, error) {
 		if cfg.UseIPs && h.kind != hostNXDomain {
 			h.host = h.Addr.String()
 		}
-		h.Origin = "http://" + h.host
+		h.scheme = "http"
+		if cfg.TLS {
+			h.scheme = "https"
+		}
+		h.Origin = h.scheme + "://" + h.host
 		s.byHost[h.host] = h
 		s.byHost[h.Name] = h
 	}
@@ -243,6 +267,10 @@ func (s *Site) open(cfg Config) (bool, error) {
 }
 
 var discardLog = log.New(io.Discard, "", 0)
+
+// listenProbe opens the listener that tells whether FirstIP can be bound; tests replace it to exercise the
+// 127.0.0.1 fallback.
+var listenProbe = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
 
 type connKey struct{}
 
@@ -261,6 +289,9 @@ func (s *Site) serve(h *Host) {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          discardLog,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc, ok := c.(*tls.Conn); ok {
+				c = tc.NetConn()
+			}
 			if tc, ok := c.(*trackedConn); ok {
 				return context.WithValue(ctx, connKey{}, tc.id)
 			}
@@ -271,6 +302,11 @@ func (s *Site) serve(h *Host) {
 		h.srv.Protocols = new(http.Protocols)
 		h.srv.Protocols.SetHTTP1(true)
 		h.srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	if s.tls != nil {
+		h.srv.TLSConfig = s.tls.Clone()
+		s.serveWG.Go(func() { h.srv.ServeTLS(ln, "", "") })
+		return
 	}
 	s.serveWG.Go(func() { h.srv.Serve(ln) })
 }
@@ -399,7 +435,7 @@ func (s *Site) Host(name string) *Host {
 	if h := s.byHost[name]; h != nil {
 		return h
 	}
-	if hn, port, err := net.SplitHostPort(name); err == nil && port == "80" {
+	if hn, port, err := net.SplitHostPort(name); err == nil && ":"+port == defaultPort(s.scheme()) {
 		return s.byHost[hn]
 	}
 	return nil
@@ -480,7 +516,55 @@ func (s *Site) Fetches() map[string]int {
 	return out
 }
 
-// DialContext connects to the site by name: host3.test:80 reaches host3's listener, an unknown name (or
+func (s *Site) scheme() string {
+	if s.cfg.TLS {
+		return "https"
+	}
+	return "http"
+}
+
+// CertPool returns a pool that trusts the site's certificate (nil without Config.TLS).
+func (s *Site) CertPool() *x509.CertPool { return s.pool }
+
+// makeCert makes a self-signed certificate for every host name and address of the site.
+func (s *Site) makeCert() error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("web: TLS key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{Organization: []string{"frontiertest/web"}},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	seen := map[netip.Addr]bool{}
+	for _, h := range slices.Concat(s.content, s.special) {
+		tmpl.DNSNames = append(tmpl.DNSNames, h.Name)
+		if a := h.Addr.Addr(); a.IsValid() && !seen[a] {
+			seen[a] = true
+			tmpl.IPAddresses = append(tmpl.IPAddresses, a.AsSlice())
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("web: TLS certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fmt.Errorf("web: TLS certificate: %w", err)
+	}
+	s.pool = x509.NewCertPool()
+	s.pool.AddCert(cert)
+	s.tls = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}}}
+	return nil
+}
+
+// DialContext connects to the site by name: host3.test:80 (:443 with Config.TLS) reaches host3's listener, an unknown name (or
 // nxdomain.test) fails with a *net.DNSError (IsNotFound) inside a *net.OpError, as a real lookup would, and an
 // IP address is dialled as given. Plug it into an http.Transport (or use Transport).
 func (s *Site) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -496,7 +580,7 @@ func (s *Site) DialContext(ctx context.Context, network, addr string) (net.Conn,
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
 	}
 	target := h.Addr.String()
-	if port != "80" {
+	if ":"+port != defaultPort(s.scheme()) {
 		target = net.JoinHostPort(h.Addr.Addr().String(), port)
 	}
 	return s.dialer.DialContext(ctx, network, target)
@@ -511,14 +595,20 @@ func (s *Site) Resolve(name string) (netip.AddrPort, bool) {
 	return h.Addr, true
 }
 
-// Transport returns a new HTTP/1.1 transport that reaches the site by name through DialContext. The caller
-// owns it (CloseIdleConnections when done).
+// Transport returns a new transport that reaches the site by name through DialContext (HTTP/1.1; with
+// Config.TLS, HTTP/2 or HTTP/1.1 through ALPN, trusting CertPool). The caller owns it (CloseIdleConnections
+// when done).
 func (s *Site) Transport() *http.Transport {
-	return &http.Transport{
+	t := &http.Transport{
 		DialContext:         s.DialContext,
 		MaxIdleConnsPerHost: 2,
 		IdleConnTimeout:     30 * time.Second,
 	}
+	if s.pool != nil {
+		t.TLSClientConfig = &tls.Config{RootCAs: s.pool}
+		t.ForceAttemptHTTP2 = true
+	}
+	return t
 }
 
 // Client returns a client over a new Transport that does not follow redirects and gives up after timeout.

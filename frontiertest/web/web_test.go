@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -131,12 +132,12 @@ func extract(t *testing.T, pageURL string, body []byte) (follow, nofollow []stri
 // TestEveryPageAnswersAsTheGraphSays fetches every page of the site and checks its status, redirect target and
 // links (parsed independently from the served HTML) against the graph.
 func TestEveryPageAnswersAsTheGraphSays(t *testing.T) {
-	for _, useIPs := range []bool{false, true} {
-		t.Run(fmt.Sprintf("UseIPs=%v", useIPs), func(t *testing.T) {
+	for _, mode := range []struct{ useIPs, tls bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("UseIPs=%v,TLS=%v", mode.useIPs, mode.tls), func(t *testing.T) {
 			cfg := smallConfig()
-			cfg.UseIPs = useIPs
+			cfg.UseIPs, cfg.TLS = mode.useIPs, mode.tls
 			s := Start(t, cfg)
-			c := s.Client(2 * time.Second)
+			c := s.Client(time.Minute)
 			defer c.CloseIdleConnections()
 			if len(s.Pages()) < cfg.Hosts*cfg.PagesPerHost {
 				t.Fatalf("%d pages, want at least %d", len(s.Pages()), cfg.Hosts*cfg.PagesPerHost)
@@ -268,7 +269,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestVariantsServeTheSamePage(t *testing.T) {
 	s := Start(t, smallConfig())
-	c := s.Client(2 * time.Second)
+	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
 	for _, tc := range []struct{ variant, page string }{
 		{"http://HOST1.TEST/d1/page1.html", "http://host1.test/d1/page1.html"},
@@ -344,7 +345,7 @@ func TestRobotsTxt(t *testing.T) {
 	cfg := smallConfig()
 	cfg.CrawlDelay = 1500 * time.Millisecond
 	s := Start(t, cfg)
-	c := s.Client(2 * time.Second)
+	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
 	for i, want := range []struct {
 		status int
@@ -367,7 +368,7 @@ func TestRobotsTxt(t *testing.T) {
 
 func TestEncodings(t *testing.T) {
 	s := Start(t, smallConfig())
-	c := s.Client(2 * time.Second)
+	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
 	for _, enc := range []string{"gzip", "br"} {
 		u := "http://host1.test/enc/" + enc + ".html"
@@ -404,7 +405,7 @@ func TestEncodings(t *testing.T) {
 
 func TestContentTypes(t *testing.T) {
 	s := Start(t, smallConfig())
-	c := s.Client(2 * time.Second)
+	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
 	for _, tc := range []struct{ path, header, sniffed string }{
 		{"/files/doc.pdf", "application/pdf", "application/pdf"},
@@ -429,14 +430,16 @@ func TestLargePageIsStreamed(t *testing.T) {
 	s := Start(t, cfg)
 	c := s.Client(30 * time.Second)
 	defer c.CloseIdleConnections()
-	resp := get(t, c, "http://host1.test/large.html")
-	n, err := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if err != nil || n != cfg.LargeBytes || resp.ContentLength != cfg.LargeBytes {
-		t.Fatalf("read %d bytes (Content-Length %d, err %v), want %d", n, resp.ContentLength, err, cfg.LargeBytes)
+	for path, length := range map[string]int64{"/large.html": cfg.LargeBytes, "/large-chunked.html": -1} {
+		resp := get(t, c, "http://host1.test"+path)
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || n != cfg.LargeBytes || resp.ContentLength != length {
+			t.Fatalf("%s: read %d bytes (Content-Length %d, err %v), want %d (Content-Length %d)", path, n, resp.ContentLength, err, cfg.LargeBytes, length)
+		}
 	}
 	// A client that stops reading early must not leave the handler behind (goleak checks at exit).
-	resp = get(t, c, "http://host1.test/large.html")
+	resp := get(t, c, "http://host1.test/large.html")
 	io.CopyN(io.Discard, resp.Body, 1<<20)
 	resp.Body.Close()
 }
@@ -561,7 +564,7 @@ func TestHTTP2(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
 	readAll(t, get(t, c, "http://host5.test/"))
-	readAll(t, get(t, s.Client(time.Second), "http://host5.test/"))
+	readAll(t, get(t, s.Client(time.Minute), "http://host5.test/"))
 	log := s.Host("host5.test").Requests()
 	if len(log) != 2 || log[0].Proto != "HTTP/2.0" || log[1].Proto != "HTTP/1.1" {
 		t.Errorf("protocols %+v, want HTTP/2.0 then HTTP/1.1", log)
@@ -640,7 +643,7 @@ func TestPlain(t *testing.T) {
 
 func TestFetches(t *testing.T) {
 	s := Start(t, smallConfig())
-	c := s.Client(2 * time.Second)
+	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
 	for _, u := range []string{"http://host1.test/list?b=2&a=1", "http://HOST1.test/list?a=1&b=2", "http://host1.test/robots.txt", "http://host2.test/"} {
 		readAll(t, get(t, c, u))
@@ -648,5 +651,61 @@ func TestFetches(t *testing.T) {
 	want := map[string]int{"http://host1.test/list?a=1&b=2": 2, "http://host1.test/robots.txt": 1, "http://host2.test/": 1}
 	if diff := cmp.Diff(want, s.Fetches()); diff != "" {
 		t.Errorf("Fetches (-want +got):\n%s", diff)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	cfg := smallConfig()
+	cfg.TLS = true
+	s := Start(t, cfg)
+	c := s.Client(time.Minute)
+	defer c.CloseIdleConnections()
+	for _, u := range []string{"https://host2.test/", "https://host2.test/d1/page1.html", "https://HOST2.test:443/d1/page1.html"} {
+		resp := get(t, c, u)
+		readAll(t, resp)
+		if resp.StatusCode != 200 || resp.Proto != "HTTP/2.0" {
+			t.Errorf("%s: %d over %s, want 200 over HTTP/2.0", u, resp.StatusCode, resp.Proto)
+		}
+	}
+	if p := s.Page("https://host2.test:443/"); p == nil || p.URL != "https://host2.test/" {
+		t.Errorf("Page(https://host2.test:443/) = %v", p)
+	}
+	if log := s.Host("host2.test").Requests(); len(log) != 3 || log[0].Proto != "HTTP/2.0" || log[0].Conn != log[1].Conn {
+		t.Errorf("log %+v: want three HTTP/2 requests, the first two on one connection", log)
+	}
+	// A client that does not trust the pool fails the handshake.
+	if _, err := (&http.Client{Transport: &http.Transport{DialContext: s.DialContext}}).Get("https://host2.test/"); err == nil {
+		t.Error("an untrusting client connected")
+	}
+}
+
+func TestSharedIPFallback(t *testing.T) {
+	old := listenProbe
+	listenProbe = func(string) (net.Listener, error) {
+		return nil, &net.OpError{Op: "listen", Net: "tcp", Err: os.NewSyscallError("bind", syscall.EADDRNOTAVAIL)}
+	}
+	defer func() { listenProbe = old }()
+	for _, useIPs := range []bool{false, true} {
+		cfg := smallConfig()
+		cfg.UseIPs = useIPs
+		s := Start(t, cfg)
+		if !s.SharedIP() {
+			t.Fatal("SharedIP() = false")
+		}
+		ports := map[uint16]bool{}
+		for _, h := range s.Hosts() {
+			if h.Addr.Addr().String() != "127.0.0.1" || ports[h.Addr.Port()] {
+				t.Errorf("%s listens on %v: want 127.0.0.1 on a port of its own", h.Name, h.Addr)
+			}
+			ports[h.Addr.Port()] = true
+		}
+		c := s.Client(time.Minute)
+		for _, h := range s.Hosts()[:2] {
+			resp := get(t, c, h.Origin+"/")
+			if body := readAll(t, resp); !bytes.Contains(body, []byte(h.Name+" page 0")) {
+				t.Errorf("%s/ served another host's page", h.Origin)
+			}
+		}
+		c.CloseIdleConnections()
 	}
 }
