@@ -317,28 +317,35 @@ func splitParams(scheme, path string) (string, string) {
 	return path[:i], path[i+1:]
 }
 
-// checkNetlocNFKC is urllib's _checknetloc (extra adds w3lib 2.x's "\").
+// checkNetlocNFKC is urllib's _checknetloc (delims adds w3lib 2.x's "\\"); its verdict is memoised.
 func checkNetlocNFKC(netloc, delims string) error {
 	if netloc == "" || isASCII(netloc) {
 		return nil
 	}
-	var b strings.Builder
-	for i := 0; i < len(netloc); i++ {
-		switch netloc[i] {
-		case '@', ':', '#', '?':
-		default:
-			b.WriteByte(netloc[i])
+	kind := memoCheck122
+	if strings.IndexByte(delims, '\\') >= 0 {
+		kind = memoCheck25
+	}
+	_, err := memoized(kind, netloc, func(netloc string) (string, error) {
+		var b strings.Builder
+		for i := 0; i < len(netloc); i++ {
+			switch netloc[i] {
+			case '@', ':', '#', '?':
+			default:
+				b.WriteByte(netloc[i])
+			}
 		}
-	}
-	n := b.String()
-	n2 := nfkc14(n)
-	if n == n2 {
-		return nil
-	}
-	if strings.ContainsAny(n2, delims) {
-		return fmt.Errorf("netloc %q contains invalid characters under NFKC normalization", netloc)
-	}
-	return nil
+		n := b.String()
+		n2 := nfkc14(n)
+		if n == n2 {
+			return "", nil
+		}
+		if strings.ContainsAny(n2, delims) {
+			return "", fmt.Errorf("netloc %q contains invalid characters under NFKC normalization", netloc)
+		}
+		return "", nil
+	})
+	return err
 }
 
 type kv struct{ k, v []byte }

@@ -16,89 +16,83 @@ func (o CanonOptions) canon122(dst []byte, raw string) ([]byte, error) {
 	}
 	scheme, netloc, path, params, query, fragment := pp.scheme, pp.netloc, pp.path, pp.params, pp.query, pp.fragment
 
-	// _safe_ParseResult
-	if enc, err := pyIDNAEncode(netloc); err == nil {
-		netloc = enc
+	// _safe_ParseResult: the whole netloc through the idna codec (kept raw when it fails).
+	if !isASCII(netloc) {
+		if enc, err := idnaCached(netloc); err == nil {
+			netloc = enc
+		}
 	}
+	netloc = strings.TrimRight(lowerCached(netloc), ":")
 	sc := scratchPool.Get().(*canonScratch)
 	defer scratchPool.Put(sc)
-	tmp := sc.buf[:0]
 
-	netloc = strings.TrimRight(pyLower(netloc), ":")
-
-	start := len(dst)
 	if scheme != "" {
 		dst = append(dst, scheme...)
 		dst = append(dst, ':')
 	}
-	// Path: quote, then _unquotepath (only %2F and %3F survive), then quote again; empty becomes "/".
-	tmp = appendQuote(tmp[:0], path, setSafe)
-	qp := string(tmp)
-	tmp = tmp[:0]
-	for i := 0; i < len(qp); i++ {
-		c := qp[i]
-		if c == '%' && i+2 < len(qp) {
-			h, ok1 := unhex(qp[i+1])
-			l, ok2 := unhex(qp[i+2])
-			if ok1 && ok2 {
-				if b := h<<4 | l; b == '/' || b == '?' {
-					tmp = append(tmp, '%', qp[i+1], upperASCII(qp[i+2]))
-				} else {
-					tmp = append(tmp, b)
-				}
-				i += 2
-				continue
-			}
-		}
-		tmp = append(tmp, c)
-	}
+	// urlunsplit: "//netloc" when there is a netloc or the scheme uses one (the path is never empty and
+	// cannot start with "//" unless the input's did).
 	pathStart := len(dst)
-	if len(tmp) == 0 {
+	// Path: quote, then _unquotepath (only %2F and %3F survive), then quote again; empty becomes "/".
+	qp := path
+	if !allIn(path, setSafe) {
+		sc.a = appendQuote(sc.a[:0], path, setSafe)
+		qp = unsafeString(sc.a)
+	}
+	switch {
+	case qp == "":
 		dst = append(dst, '/')
-	} else {
-		dst = appendQuote(dst, string(tmp), setSafe)
+	case strings.IndexByte(qp, '%') < 0:
+		dst = append(dst, qp...)
+	default:
+		tmp := sc.b[:0]
+		for i := 0; i < len(qp); i++ {
+			c := qp[i]
+			if c == '%' && i+2 < len(qp) {
+				h, ok1 := unhex(qp[i+1])
+				l, ok2 := unhex(qp[i+2])
+				if ok1 && ok2 {
+					if b := h<<4 | l; b == '/' || b == '?' {
+						tmp = append(tmp, '%', qp[i+1], upperASCII(qp[i+2]))
+					} else {
+						tmp = append(tmp, b)
+					}
+					i += 2
+					continue
+				}
+			}
+			tmp = append(tmp, c)
+		}
+		sc.b = tmp
+		dst = appendQuote(dst, unsafeString(tmp), setSafe)
 	}
 	if params != "" {
 		dst = append(dst, ';')
 		dst = appendQuote(dst, params, setSafe)
 	}
-	// urlunsplit: "//netloc" when there is a netloc or the scheme uses one.
 	pth := dst[pathStart:]
 	if netloc != "" || (scheme != "" && schemeUsesNetloc(scheme) && !(len(pth) >= 2 && pth[0] == '/' && pth[1] == '/')) {
-		pre := make([]byte, 0, 2+len(netloc)+1)
-		pre = append(pre, '/', '/')
-		pre = append(pre, netloc...)
-		if len(pth) > 0 && pth[0] != '/' {
-			pre = append(pre, '/')
+		ins := 2 + len(netloc)
+		if pth[0] != '/' {
+			ins++
 		}
-		dst = append(dst[:pathStart], append(pre, pth...)...)
+		dst = append(dst, make([]byte, ins)...)
+		copy(dst[pathStart+ins:], dst[pathStart:len(dst)-ins])
+		dst[pathStart], dst[pathStart+1] = '/', '/'
+		copy(dst[pathStart+2:], netloc)
+		if ins > 2+len(netloc) {
+			dst[pathStart+ins-1] = '/'
+		}
 	}
-	_ = start
 	if query != "" {
+		quoted := query
+		if !allIn(query, setSafe) {
+			sc.a = appendQuote(sc.a[:0], query, setSafe)
+			quoted = unsafeString(sc.a)
+		}
 		qStart := len(dst)
 		dst = append(dst, '?')
-		quoted := string(appendQuote(tmp[:0], query, setSafe))
-		var dec []byte
-		pairs := sc.pairs[:0]
-		for amp := range strings.SplitSeq(quoted, "&") {
-			for field := range strings.SplitSeq(amp, ";") {
-				if field == "" {
-					continue
-				}
-				k, v, hasEq := strings.Cut(field, "=")
-				if o.DropBlankValues && (!hasEq || v == "") {
-					continue
-				}
-				kd := len(dec)
-				dec = appendUnquote(dec, k, true)
-				vd := len(dec)
-				dec = appendUnquote(dec, v, true)
-				pairs = append(pairs, kv{k: dec[kd:vd:vd], v: dec[vd:]})
-			}
-		}
-		pairs = reslicePairs(pairs, dec)
-		dst = appendEncodedPairs(dst, pairs)
-		sc.pairs = pairs[:0]
+		dst, sc.dec, sc.pairs = o.appendQuery(dst, quoted, true, sc.dec[:0], sc.pairs[:0])
 		if len(dst) == qStart+1 {
 			dst = dst[:qStart]
 		}
@@ -107,6 +101,5 @@ func (o CanonOptions) canon122(dst []byte, raw string) ([]byte, error) {
 		dst = append(dst, '#')
 		dst = appendQuote(dst, fragment, setSafe)
 	}
-	sc.buf = tmp[:0]
 	return dst, nil
 }

@@ -18,23 +18,40 @@ func errBracketedHost(h string) error {
 // canon25 is w3lib 2.5.0's canonicalize_url (w3lib/url.py and w3lib/_url.py), step by step.
 
 type canonScratch struct {
-	buf   []byte // decoded query bytes and the path
-	pairs []kv
+	a, b, dec, net []byte
+	pairs          []kv
 }
 
-var scratchPool = sync.Pool{New: func() any { return &canonScratch{buf: make([]byte, 0, 512), pairs: make([]kv, 0, 16)} }}
+var scratchPool = sync.Pool{New: func() any {
+	return &canonScratch{a: make([]byte, 0, 256), b: make([]byte, 0, 256), dec: make([]byte, 0, 256), net: make([]byte, 0, 128), pairs: make([]kv, 0, 16)}
+}}
+
+// allIn reports whether every byte of s is in set (so quoting s with set is the identity).
+func allIn(s string, set *byteSet) bool {
+	for i := 0; i < len(s); i++ {
+		if !set[s[i]] {
+			return false
+		}
+	}
+	return true
+}
 
 func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 	s := raw
-	if !isASCII(s) && !utf8.ValidString(s) {
+	clean, ascii := true, true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' {
+			clean = false
+		} else if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.ValidString(s) {
 		s = percentEncodeInvalidUTF8(s)
 	}
-	// _strip: only when a C0 control or space is present.
-	for i := 0; i < len(s); i++ {
-		if isC0OrSpace(s[i]) {
-			s = removeTabNewline(strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }))
-			break
-		}
+	if !clean {
+		// _strip: surrounding C0 controls and spaces, then every tab and newline.
+		s = removeTabNewline(strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }))
 	}
 	// _urlsplit
 	scheme, rest := splitScheme(s)
@@ -50,9 +67,8 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		rest = strings.ReplaceAll(rest[:cut], "\\", "/") + rest[cut:]
 	}
 	var netloc, path, query, fragment string
-	hasNetloc := len(rest) >= 2 && rest[0] == '/' && rest[1] == '/'
 	openBr := -1
-	if hasNetloc {
+	if len(rest) >= 2 && rest[0] == '/' && rest[1] == '/' {
 		delim := len(rest)
 		if i := strings.IndexAny(rest[2:], "/?#"); i >= 0 {
 			delim = i + 2
@@ -70,8 +86,10 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		}
 		rest = rest[delim:]
 	}
-	if err := checkNetlocNFKC(netloc, "/?#@:\\"); err != nil {
-		return dst, invalidURL(raw, err.Error())
+	if !ascii {
+		if err := checkNetlocNFKC(netloc, "/?#@:\\"); err != nil {
+			return dst, invalidURL(raw, err.Error())
+		}
 	}
 	path = rest
 	if i := strings.IndexByte(path, '#'); i >= 0 {
@@ -87,9 +105,8 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 	hostinfo := netloc
 	if at := strings.LastIndexByte(netloc, '@'); at >= 0 {
 		haveUser = true
-		userinfo := netloc[:at]
 		hostinfo = netloc[at+1:]
-		username, password, havePass = strings.Cut(userinfo, ":")
+		username, password, havePass = strings.Cut(netloc[:at], ":")
 	}
 	if openBr >= 0 {
 		_, after, _ := strings.Cut(hostinfo, "[")
@@ -97,15 +114,6 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		_, port, _ = strings.Cut(port, ":")
 	} else {
 		hostname, port, _ = strings.Cut(hostinfo, ":")
-	}
-	{
-		h, zone, delim := strings.Cut(hostname, "%")
-		h = pyLower(h)
-		if delim {
-			hostname = h + "%" + zone
-		} else {
-			hostname = h
-		}
 	}
 	portNum := -1
 	if port != "" {
@@ -127,82 +135,100 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 
 	sc := scratchPool.Get().(*canonScratch)
 	defer scratchPool.Put(sc)
-	tmp := sc.buf[:0]
 
-	// Rebuild the netloc (_safe_url_split).
-	start := len(dst)
+	// Rebuild the netloc (_safe_url_split), then canonicalize_url's host rules: lower-case the host (not
+	// the userinfo), drop one trailing ":", normalise an IPv6 literal.
+	nb := sc.net[:0]
+	if haveUser {
+		sc.a = appendUnquote(sc.a[:0], username, false)
+		nb = appendQuote(nb, unsafeString(sc.a), setUserinfoSafest)
+		if havePass {
+			nb = append(nb, ':')
+			sc.a = appendUnquote(sc.a[:0], password, false)
+			nb = appendQuote(nb, unsafeString(sc.a), setUserinfoSafest)
+		}
+		nb = append(nb, '@')
+	}
+	userLen := len(nb)
+	if h, zone, pct := strings.Cut(hostname, "%"); pct {
+		hostname = lowerCached(h) + "%" + zone
+	} else if !isASCII(hostname) {
+		hostname = lowerCached(hostname)
+	}
+	switch {
+	case strings.IndexByte(hostname, ':') >= 0:
+		if !isASCII(hostname) {
+			return dst, invalidURL(raw, "non-ASCII IPv6 host")
+		}
+		nb = append(nb, '[')
+		nb = append(nb, hostname...)
+		nb = append(nb, ']')
+	case isASCII(hostname):
+		nb = append(nb, hostname...)
+	default:
+		if enc, err := idnaCached(nfkc14Cached(hostname)); err == nil {
+			nb = append(nb, enc...)
+		} else {
+			nb = append(nb, hostname...)
+		}
+	}
+	if portNum >= 0 {
+		nb = append(nb, ':')
+		nb = strconv.AppendInt(nb, int64(portNum), 10)
+	}
+	if host := nb[userLen:]; isASCIIBytes(host) {
+		for i, c := range host {
+			if 'A' <= c && c <= 'Z' {
+				host[i] = c + 'a' - 'A'
+			}
+		}
+	} else {
+		low := lowerCached(string(host))
+		nb = append(nb[:userLen], low...)
+	}
+	if len(nb) > userLen && nb[len(nb)-1] == ':' {
+		nb = nb[:len(nb)-1]
+	}
+	sc.net = nb
+	netStr := unsafeString(nb)
+	if strings.IndexByte(netStr, '[') >= 0 {
+		netStr = normalizeIPv6Host(netStr)
+	}
+
 	if scheme != "" {
 		dst = append(dst, scheme...)
 		dst = append(dst, ':')
 	}
-	netStart := -1
-	var netBuf []byte
-	if haveUser {
-		tmp = appendUnquote(tmp[:0], username, false)
-		netBuf = appendQuote(netBuf, string(tmp), setUserinfoSafest)
-		if havePass {
-			netBuf = append(netBuf, ':')
-			tmp = appendUnquote(tmp[:0], password, false)
-			netBuf = appendQuote(netBuf, string(tmp), setUserinfoSafest)
-		}
-		netBuf = append(netBuf, '@')
+	// Path: quoted with _PATH_SAFEST_CHARS, split from its params, then _unquotepath and quoted with
+	// _PATH_SAFE_CHARS, dot segments resolved.
+	qp := path
+	if !allIn(path, setPathSafest) {
+		sc.a = appendQuote(sc.a[:0], path, setPathSafest)
+		qp = unsafeString(sc.a)
 	}
-	userLen := len(netBuf)
-	if strings.IndexByte(hostname, ':') >= 0 {
-		if !isASCII(hostname) {
-			return dst[:start], invalidURL(raw, "non-ASCII IPv6 host")
-		}
-		netBuf = append(netBuf, '[')
-		netBuf = append(netBuf, hostname...)
-		netBuf = append(netBuf, ']')
-	} else if isASCII(hostname) {
-		netBuf = append(netBuf, hostname...)
-	} else if enc, err := pyIDNAEncode(nfkc14(hostname)); err == nil {
-		netBuf = append(netBuf, enc...)
-	} else {
-		netBuf = append(netBuf, hostname...)
+	if qp == "" && query != "" && special {
+		qp = "/"
 	}
-	if portNum >= 0 {
-		netBuf = append(netBuf, ':')
-		netBuf = strconv.AppendInt(netBuf, int64(portNum), 10)
-	}
-	// canonicalize_url: lower-case the host (not the userinfo), drop one trailing ":", normalise IPv6.
-	host := string(netBuf[userLen:])
-	host = pyLower(host)
-	host = strings.TrimSuffix(host, ":")
-	netBuf = append(netBuf[:userLen], host...)
-	netStr := normalizeIPv6Host(string(netBuf))
-
-	// Path (quoted with _PATH_SAFEST_CHARS) and query.
-	quotedPath := string(appendQuote(tmp[:0], path, setPathSafest))
-	quotedQuery := ""
-	if query != "" {
-		qs := setPathSafest
-		if special {
-			qs = setSpecialQuerySaf
-		}
-		quotedQuery = string(appendQuote(tmp[:0], query, qs))
-	}
-	quotedFrag := ""
-	if o.KeepFragments && fragment != "" {
-		quotedFrag = string(appendQuote(tmp[:0], fragment, setPathSafest))
-	}
-	if quotedPath == "" && quotedQuery != "" && special {
-		quotedPath = "/"
-	}
-	p, params := splitParams(scheme, quotedPath)
-
-	// Assemble: _urlunparse(scheme, netloc, path, params, query, fragment).
+	p, params := splitParams(scheme, qp)
 	if netStr != "" {
-		netStart = len(dst)
 		dst = append(dst, '/', '/')
 		dst = append(dst, netStr...)
+		if p != "" && p[0] != '/' {
+			// _urlunsplit puts a "/" between a netloc and a relative path.
+			dst = append(dst, '/')
+		} else if p == "" && params != "" {
+			// the path becomes "/" below, so nothing to add
+		}
 	}
 	pathStart := len(dst)
-	if p == "" {
+	switch {
+	case p == "":
 		dst = append(dst, '/')
-	} else {
-		dst = appendQuote(dst, string(unquotePath25(tmp[:0], p)), setPathSafe)
+	case strings.IndexByte(p, '%') < 0:
+		dst = append(dst, p...) // already all _PATH_SAFEST_CHARS, a subset of _PATH_SAFE_CHARS
+	default:
+		sc.b = unquotePath25(sc.b[:0], p)
+		dst = appendQuote(dst, unsafeString(sc.b), setPathSafe)
 	}
 	if dst[pathStart] == '/' {
 		dst = removeDotSegments(dst, pathStart)
@@ -211,49 +237,80 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		dst = append(dst, ';')
 		dst = append(dst, params...)
 	}
-	if netStr != "" && dst[pathStart] != '/' {
-		// _urlunsplit puts a "/" between a netloc and a relative path.
-		dst = append(dst[:pathStart], append([]byte{'/'}, dst[pathStart:]...)...)
-	} else if netStr == "" {
+	if netStr == "" {
 		pth := dst[pathStart:]
 		if (len(pth) >= 2 && pth[0] == '/' && pth[1] == '/') || (scheme != "" && schemeUsesNetloc(scheme) && (len(pth) == 0 || pth[0] == '/')) {
-			dst = append(dst[:pathStart], append([]byte{'/', '/'}, pth...)...)
+			dst = append(dst, 0, 0)
+			copy(dst[pathStart+2:], dst[pathStart:len(dst)-2])
+			dst[pathStart], dst[pathStart+1] = '/', '/'
 		}
 	}
-	_ = netStart
-	if quotedQuery != "" {
+	if query != "" {
+		qs := setPathSafest
+		if special {
+			qs = setSpecialQuerySaf
+		}
+		quoted := query
+		if !allIn(query, qs) {
+			sc.b = appendQuote(sc.b[:0], query, qs)
+			quoted = unsafeString(sc.b)
+		}
 		qStart := len(dst)
 		dst = append(dst, '?')
-		pairs := sc.pairs[:0]
-		var dec []byte
-		for field := range strings.SplitSeq(quotedQuery, "&") {
-			if field == "" {
-				continue
-			}
-			k, v, hasEq := strings.Cut(field, "=")
-			if o.DropBlankValues && (!hasEq || v == "") {
-				continue
-			}
-			kd := len(dec)
-			dec = appendUnquote(dec, k, true)
-			vd := len(dec)
-			dec = appendUnquote(dec, v, true)
-			pairs = append(pairs, kv{k: dec[kd:vd:vd], v: dec[vd:]})
-		}
-		// dec may have been reallocated while appending: re-slice the pairs from the final buffer.
-		pairs = reslicePairs(pairs, dec)
-		dst = appendEncodedPairs(dst, pairs)
-		sc.pairs = pairs[:0]
+		dst, sc.dec, sc.pairs = o.appendQuery(dst, quoted, false, sc.dec[:0], sc.pairs[:0])
 		if len(dst) == qStart+1 {
 			dst = dst[:qStart]
 		}
 	}
-	if quotedFrag != "" {
+	if o.KeepFragments && fragment != "" {
 		dst = append(dst, '#')
-		dst = append(dst, quotedFrag...)
+		dst = appendQuote(dst, fragment, setPathSafest)
 	}
-	sc.buf = tmp[:0]
 	return dst, nil
+}
+
+// appendQuery parses a quoted query into (name, value) byte pairs (split on "&", and on ";" too when
+// semicolons is set), decodes them with unquote_plus, sorts them and appends their urlencode()d form.
+func (o CanonOptions) appendQuery(dst []byte, quoted string, semicolons bool, dec []byte, pairs []kv) ([]byte, []byte, []kv) {
+	for len(quoted) > 0 {
+		var field string
+		i := strings.IndexByte(quoted, '&')
+		if semicolons {
+			if j := strings.IndexByte(quoted, ';'); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		if i < 0 {
+			field, quoted = quoted, ""
+		} else {
+			field, quoted = quoted[:i], quoted[i+1:]
+		}
+		if field == "" {
+			continue
+		}
+		k, v, hasEq := strings.Cut(field, "=")
+		if o.DropBlankValues && (!hasEq || v == "") {
+			continue
+		}
+		kd := len(dec)
+		dec = appendUnquote(dec, k, true)
+		vd := len(dec)
+		dec = appendUnquote(dec, v, true)
+		pairs = append(pairs, kv{k: dec[kd:vd:vd], v: dec[vd:]})
+	}
+	// dec may have been reallocated while appending: re-slice the pairs from the final buffer.
+	pairs = reslicePairs(pairs, dec)
+	dst = appendEncodedPairs(dst, pairs)
+	return dst, dec, pairs[:0]
+}
+
+func isASCIIBytes(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // reslicePairs rebuilds pairs whose slices may point into earlier generations of dec: the pairs were

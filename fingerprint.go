@@ -433,6 +433,14 @@ func (f *Fingerprinter) AppendURL(dst []byte, rawURL string, scratch []byte) (Fi
 	if err != nil {
 		return dst, err
 	}
+	switch f.name {
+	case "sha1":
+		h := sha1.Sum(c)
+		return append(dst, h[:]...), nil
+	case "md5":
+		h := md5.Sum(c)
+		return append(dst, h[:]...), nil
+	}
 	return f.key(dst, unsafeString(c))
 }
 

@@ -526,3 +526,65 @@ func punycode(input []rune) string {
 	}
 	return string(out)
 }
+
+// The Unicode steps above run only for non-ASCII hosts, but a crawl meets the same hosts again and
+// again, so their results are memoised (w3lib does the same with functools caches). The memo is
+// bounded: when it holds memoMax entries it is emptied.
+const memoMax = 8192
+
+type memoKey struct {
+	kind uint8
+	s    string
+}
+
+type memoVal struct {
+	s   string
+	err error
+}
+
+const (
+	memoNFKC14 uint8 = iota
+	memoIDNA
+	memoLower
+	memoCheck122
+	memoCheck25
+)
+
+var memo struct {
+	sync.RWMutex
+	m map[memoKey]memoVal
+}
+
+func memoized(kind uint8, s string, f func(string) (string, error)) (string, error) {
+	k := memoKey{kind, s}
+	memo.RLock()
+	v, ok := memo.m[k]
+	memo.RUnlock()
+	if ok {
+		return v.s, v.err
+	}
+	r, err := f(s)
+	memo.Lock()
+	if memo.m == nil || len(memo.m) >= memoMax {
+		memo.m = make(map[memoKey]memoVal, 256)
+	}
+	memo.m[memoKey{kind, strings.Clone(s)}] = memoVal{r, err}
+	memo.Unlock()
+	return r, err
+}
+
+// nfkc14Cached, idnaCached and lowerCached are the memoised forms the canonicaliser calls.
+func nfkc14Cached(s string) string {
+	r, _ := memoized(memoNFKC14, s, func(s string) (string, error) { return nfkc14(s), nil })
+	return r
+}
+
+func idnaCached(s string) (string, error) { return memoized(memoIDNA, s, pyIDNAEncode) }
+
+func lowerCached(s string) string {
+	if isASCII(s) {
+		return asciiLower(s)
+	}
+	r, _ := memoized(memoLower, s, func(s string) (string, error) { return pyLower(s), nil })
+	return r
+}
