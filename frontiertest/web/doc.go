@@ -65,8 +65,12 @@
 //
 // Each Host records every request (start and end time, target, connection id, user agent, protocol, status,
 // bytes, content encoding; see Request) and keeps the number of open connections and in-flight requests and
-// their maxima (MaxConns, MaxInFlight). Tests assert politeness from these server-side records: no timing
-// enters the site itself. Config.DisableRequestLog keeps only the counters (for long benchmarks).
+// their maxima (MaxConns, MaxInFlight). MinGap gives the shortest gap between consecutive request starts, and
+// Site.Fetches counts requests per normalised URL (for "fetched once" and "re-fetched at most the in-flight
+// requests" assertions). Tests assert politeness from these server-side records: no timing enters the site
+// itself. Note that MaxConns counts TCP connections, idle keep-alive ones included, and that http.Transport
+// pools connections by the host as written in the URL: fetch normalised URLs, or HOST1.test:80 and host1.test
+// get a connection each. Config.DisableRequestLog keeps only the counters (for long benchmarks).
 //
 // # Lifecycle and concurrency
 //
