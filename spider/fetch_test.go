@@ -92,7 +92,7 @@ func TestErrorNames(t *testing.T) {
 	defer slow.Close()
 	defer close(hang)
 	cfg := testConfig(t)
-	cfg.RequestTimeout = 300 * time.Millisecond
+	cfg.RequestTimeout = 1500 * time.Millisecond // long enough for a TLS handshake on a loaded machine
 	urls := []string{tlsSrv.URL + "/", refused, slow.URL + "/hang", "ftp://example.com/x", "http:///nohost"}
 	_, recs := runUntil(t, cfg, nil, urls...)
 	got := map[string]string{}

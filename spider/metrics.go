@@ -1,6 +1,8 @@
 package spider
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -23,7 +25,10 @@ type metrics struct {
 	reportErrors   prometheus.Counter
 	committed      prometheus.Gauge
 	messagesReport prometheus.Counter
+	nMessages      atomic.Int64 // messagesReport, readable without a registry
 }
+
+func (m *metrics) messagesReportValue() int64 { return m.nMessages.Load() }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{

@@ -97,6 +97,8 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 
 	if len(f.Links) > 0 {
 		byHost := map[string][]*frontier.Request{}
+		domains := map[string]frontier.Value{} // host → its domain meta map, shared by the page's links to it
+		fps := map[string]string{}             // host → domain fingerprint
 		var order []string
 		n := 0
 		for _, l := range f.Links {
@@ -107,18 +109,27 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			if err != nil {
 				continue
 			}
-			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet}
 			fp, err := s.id.Fingerprint(l.URL)
 			if err != nil {
 				continue
 			}
-			lr.SetMetaFingerprint(fp)
-			d := s.id.Domain(u)
-			lr.SetMetaDomain(d)
-			if _, ok := byHost[d.Fingerprint]; !ok {
-				order = append(order, d.Fingerprint)
+			host := u.Host
+			dom, ok := domains[host]
+			if !ok {
+				var tmp frontier.Request
+				d := s.id.Domain(u)
+				tmp.SetMetaDomain(d)
+				dom, _ = tmp.Meta.Get(frontier.MetaKeyDomain)
+				domains[host], fps[host] = dom, d.Fingerprint
 			}
-			byHost[d.Fingerprint] = append(byHost[d.Fingerprint], lr)
+			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 2)}
+			lr.SetMetaFingerprint(fp)
+			lr.Meta.Set(frontier.MetaKeyDomain, dom)
+			key := fps[host]
+			if _, ok := byHost[key]; !ok {
+				order = append(order, key)
+			}
+			byHost[key] = append(byHost[key], lr)
 			n++
 		}
 		for _, k := range order {
@@ -247,6 +258,7 @@ func (s *Spider) reporter(ctx context.Context) {
 			err := s.deps.Log.Send(ctx, msgs...)
 			if err == nil {
 				s.m.messagesReport.Add(float64(len(msgs)))
+				s.m.nMessages.Add(int64(len(msgs)))
 				for _, o := range batch {
 					s.tracker.done(o.entry)
 				}
