@@ -180,6 +180,13 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 		case *frontier.PageCrawled:
 			if e.Response.Request != nil {
 				w.strat.PageCrawled(c, e.Response)
+				// Every URL of the redirect chain was fetched too: mark the hops of this worker's host, so a
+				// link to one of them later is not fetched again (other hosts' owners get their own report).
+				for _, hop := range redirectHops(e.Response.Request) {
+					if c.State(hop) != frontier.Crawled {
+						c.SetState(hop, frontier.Crawled)
+					}
+				}
 			}
 		case *frontier.LinksExtracted:
 			w.strat.LinksExtracted(c, e.Request, e.Links)
@@ -206,7 +213,7 @@ func requestsOf(e frontier.Message) []*frontier.Request {
 		return e.Seeds
 	case *frontier.PageCrawled:
 		if e.Response.Request != nil {
-			return []*frontier.Request{e.Response.Request}
+			return append([]*frontier.Request{e.Response.Request}, redirectHops(e.Response.Request)...)
 		}
 	case *frontier.LinksExtracted:
 		return append([]*frontier.Request{e.Request}, e.Links...)
@@ -214,6 +221,44 @@ func requestsOf(e frontier.Message) []*frontier.Request {
 		return []*frontier.Request{e.Request}
 	}
 	return nil
+}
+
+// Meta keys the spider sets on a redirected request (Frontera's redirect middleware and canonical solver).
+const (
+	metaRedirectURLs         = "redirect_urls"
+	metaRedirectFingerprints = "redirect_fingerprints"
+)
+
+// redirectHops returns the other URLs of r's redirect chain that share r's host, as requests carrying their
+// fingerprints (from meta redirect_fingerprints, hex, parallel to redirect_urls).
+func redirectHops(r *frontier.Request) []*frontier.Request {
+	us, _ := r.Meta.Get(metaRedirectURLs)
+	fs, _ := r.Meta.Get(metaRedirectFingerprints)
+	urls, _ := us.([]frontier.Value)
+	fps, _ := fs.([]frontier.Value)
+	if len(urls) == 0 || len(urls) != len(fps) {
+		return nil
+	}
+	host := r.Hostname()
+	var hops []*frontier.Request
+	for i, v := range urls {
+		u, ok := v.(string)
+		hexFP, ok2 := fps[i].([]byte)
+		if !ok || !ok2 || u == r.URL {
+			continue
+		}
+		fp, err := frontier.ParseFingerprintHex(hexFP)
+		if err != nil {
+			continue
+		}
+		hop := &frontier.Request{URL: u}
+		if hop.Hostname() != host {
+			continue
+		}
+		hop.SetMetaFingerprint(fp)
+		hops = append(hops, hop)
+	}
+	return hops
 }
 
 // batchContext is the strategy.Context of one batch.

@@ -1,0 +1,354 @@
+// Package embedded is Frontier's single-process mode (DESIGN.md §7): the spiders, the strategy workers and the
+// DB worker run as goroutines over the in-process bus (bus/membus) and one Pebble database (pebblestore), with
+// the same worker code the cluster runs over Kafka and HBase. It is the quick start, and the right choice for a
+// crawl that fits one machine.
+//
+// Run crawls from a seed file until the context ends or, with Config.StopWhenDone, until the crawl is
+// finished: every stream consumed and committed by every group, the queue empty and no request in flight,
+// for Config.QuietPeriod.
+//
+// States, queue and page metadata live in Pebble under Config.DataDir, so they survive a restart. The
+// in-process streams do not: a request that was on the spider feed, or an event on the spider log, when the
+// process died is not replayed. Making the streams durable (a Pebble-backed bus) is what full kill -9
+// resumability needs; it is not done yet.
+//
+// embedded sits at level L4: it picks the concrete implementations the workers get.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/membus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/strategyworker"
+)
+
+// Config configures a single-process crawl.
+type Config struct {
+	// DataDir holds the Pebble database and the spiders' local state.
+	DataDir string
+	// Spiders is the number of spiders (spider-feed partitions); StrategyWorkers the number of strategy
+	// workers (spider-log partitions).
+	Spiders, StrategyWorkers int
+	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).
+	Codec          string
+	Spider         spider.Config
+	StrategyWorker strategyworker.Config
+	DBWorker       dbworker.Config
+	// Pebble configures the store; its Dir is DataDir/pebble when empty.
+	Pebble pebblestore.Config
+	// StopWhenDone ends Run once the crawl is finished (see the package doc).
+	StopWhenDone bool
+	// QuietPeriod is how long the crawl must look finished before Run stops. Default 2s.
+	QuietPeriod time.Duration
+	// StatsInterval is how often the crawl's stats line is logged. Default 10s.
+	StatsInterval time.Duration
+}
+
+// DefaultConfig returns one spider and one strategy worker, msgpack, and each role's defaults.
+func DefaultConfig() Config {
+	return Config{Spiders: 1, StrategyWorkers: 1, Codec: "msgpack", Spider: spider.DefaultConfig(),
+		StrategyWorker: strategyworker.DefaultConfig(), DBWorker: dbworker.DefaultConfig(),
+		Pebble: pebblestore.DefaultConfig(), QuietPeriod: 2 * time.Second, StatsInterval: 10 * time.Second}
+}
+
+// Validate reports every invalid value.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir is empty"))
+	}
+	if c.Spiders <= 0 || c.StrategyWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("spiders = %d, strategy_workers = %d, want > 0", c.Spiders, c.StrategyWorkers))
+	}
+	if c.QuietPeriod <= 0 || c.StatsInterval <= 0 {
+		errs = append(errs, fmt.Errorf("quiet_period = %v, stats_interval = %v, want > 0", c.QuietPeriod, c.StatsInterval))
+	}
+	for _, e := range []error{c.Spider.Validate(), c.StrategyWorker.Validate(), c.DBWorker.Validate()} {
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Identity is what the roles need of the identity layer: the spider's fingerprint and domain functions.
+type Identity = spider.Identity
+
+// Deps are what a crawl is built from besides its configuration.
+type Deps struct {
+	// Seeds is the seed file spider 0 injects ("" injects none: a resumed crawl).
+	Seeds    string
+	Identity Identity // nil: spider.SimpleIdentity
+	// Handler sees every fetched response (e.g. the WARC writer); nil means none.
+	Handler spider.ResponseHandler
+	// DialContext replaces the spiders' dialer (the demo and tests dial the synthetic web); nil dials for real.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
+}
+
+// Summary is what a finished crawl reports.
+type Summary struct {
+	Elapsed time.Duration
+	Pages   int64 // page_crawled events (any status)
+	Errors  int64 // request_error events
+	Links   int64 // links extracted
+	Queued  int64 // still queued when Run returned
+}
+
+// Run crawls until ctx ends or, with StopWhenDone, the crawl is finished.
+func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
+	start := time.Now()
+	if err := cfg.Validate(); err != nil {
+		return Summary{}, fmt.Errorf("embedded: %w", err)
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	id := deps.Identity
+	if id == nil {
+		id = spider.SimpleIdentity{}
+	}
+	c, err := codec.New(cfg.Codec)
+	if err != nil {
+		return Summary{}, fmt.Errorf("embedded: %w", err)
+	}
+	pcfg := cfg.Pebble
+	if pcfg.Dir == "" {
+		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
+	}
+	db, err := pebblestore.Open(pcfg, log.With("component", "pebble"))
+	if err != nil {
+		return Summary{}, fmt.Errorf("embedded: %w", err)
+	}
+	defer db.Close()
+
+	bcfg := membus.DefaultConfig()
+	bcfg.Partitions = map[bus.Stream]int{bus.SpiderLog: cfg.StrategyWorkers, bus.ScoringLog: 1, bus.SpiderFeed: cfg.Spiders}
+	bcfg.Groups[bus.SpiderLog] = append(bcfg.Groups[bus.SpiderLog], statsGroup)
+	b, err := membus.New(bcfg, log.With("component", "bus"))
+	if err != nil {
+		return Summary{}, fmt.Errorf("embedded: %w", err)
+	}
+	defer b.Close()
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(runCtx)
+
+	dbw, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
+		Logger: log.With("role", "dbworker"), Registerer: deps.Registerer})
+	if err != nil {
+		return Summary{}, fmt.Errorf("embedded: %w", err)
+	}
+	g.Go(func() error { return dbw.Run(gctx) })
+
+	for p := range cfg.StrategyWorkers {
+		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(),
+			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("role", "strategyworker"),
+			Registerer: prefixed(deps.Registerer, p)})
+		if err != nil {
+			return Summary{}, fmt.Errorf("embedded: %w", err)
+		}
+		g.Go(func() error { return sw.Run(gctx) })
+	}
+
+	for p := range cfg.Spiders {
+		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
+		if err != nil {
+			return Summary{}, fmt.Errorf("embedded: %w", err)
+		}
+		defer feed.Close()
+		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
+		if err != nil {
+			return Summary{}, fmt.Errorf("embedded: %w", err)
+		}
+		defer out.Close()
+		scfg := cfg.Spider
+		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
+		sd := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Handler: deps.Handler, Partition: p,
+			Logger: log.With("role", "spider"), Registerer: prefixed(deps.Registerer, p), DialContext: deps.DialContext}
+		if p == 0 {
+			sd.Seeds = deps.Seeds
+		}
+		g.Go(func() error { return spider.Run(gctx, scfg, sd) })
+	}
+
+	var st stats
+	g.Go(func() error { return st.run(gctx, b, c) })
+	g.Go(func() error {
+		done := watch(gctx, cfg, b, db, &st, log)
+		if done {
+			log.Info("crawl finished")
+			cancel()
+		}
+		return nil
+	})
+
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	sum := Summary{Elapsed: time.Since(start), Pages: st.pages.Load(), Errors: st.errors.Load(), Links: st.links.Load()}
+	for part := range cfg.Spiders {
+		n, _ := db.Queue().Count(context.WithoutCancel(ctx), part)
+		sum.Queued += n
+	}
+	return sum, err
+}
+
+// prefixed keeps several instances of one role from registering the same metric names twice: only
+// instance 0 registers.
+func prefixed(reg prometheus.Registerer, instance int) prometheus.Registerer {
+	if instance == 0 {
+		return reg
+	}
+	return nil
+}
+
+// progress is a snapshot of everything still to do.
+type progress struct {
+	lag    int64 // uncommitted messages over every stream and group
+	queued int64
+}
+
+func (p progress) idle() bool { return p.lag == 0 && p.queued == 0 }
+
+func snapshot(ctx context.Context, b *membus.Bus, db *pebblestore.DB, spiders int) (progress, error) {
+	var p progress
+	for _, sg := range []struct {
+		s bus.Stream
+		g string
+	}{
+		{bus.SpiderFeed, bus.GroupSpiderFeed},
+		{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
+		{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
+		{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
+		{bus.SpiderLog, statsGroup},
+	} {
+		lags, err := b.Lag(ctx, sg.s, sg.g)
+		if err != nil {
+			return p, err
+		}
+		for _, l := range lags {
+			p.lag += l
+		}
+	}
+	for part := range spiders {
+		n, err := db.Queue().Count(ctx, part)
+		if err != nil {
+			return p, err
+		}
+		p.queued += n
+	}
+	return p, nil
+}
+
+// watch logs the stats line and, with StopWhenDone, reports true once the crawl has been idle for the quiet
+// period after having been busy (or, if it never got busy, after ten quiet periods: nothing to crawl).
+func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, st *stats, log *slog.Logger) bool {
+	const poll = 100 * time.Millisecond
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	var busy bool
+	var quietSince time.Time
+	lastStats := time.Now()
+	started := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case now := <-tick.C:
+			p, err := snapshot(ctx, b, db, cfg.Spiders)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("progress check", "err", err)
+				}
+				continue
+			}
+			if now.Sub(lastStats) >= cfg.StatsInterval {
+				pages := st.pages.Load()
+				log.Info("crawl", "pages", pages, "pages_per_min", int(float64(pages)/now.Sub(started).Minutes()),
+					"errors", st.errors.Load(), "links", st.links.Load(), "queued", p.queued, "uncommitted", p.lag)
+				lastStats = now
+			}
+			if !p.idle() {
+				busy, quietSince = true, time.Time{}
+				continue
+			}
+			if quietSince.IsZero() {
+				quietSince = now
+			}
+			if !cfg.StopWhenDone {
+				continue
+			}
+			if busy && now.Sub(quietSince) >= cfg.QuietPeriod || !busy && now.Sub(started) >= 10*cfg.QuietPeriod {
+				return true
+			}
+		}
+	}
+}
+
+// statsGroup is the consumer group of the crawl's own counters on the spider log.
+const statsGroup = "embedded-stats"
+
+// stats counts the spider log's outcomes for the stats line and the summary.
+type stats struct {
+	pages, errors, links atomic.Int64
+}
+
+func (st *stats) run(ctx context.Context, b bus.Bus, c codec.Codec) error {
+	in, err := b.Consumer(ctx, bus.SpiderLog, statsGroup, allPartitions(b.Partitions(bus.SpiderLog)))
+	if err != nil {
+		return fmt.Errorf("embedded: open spider log: %w", err)
+	}
+	defer in.Close()
+	for {
+		msgs, err := in.Fetch(ctx, 1024)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("embedded: fetch spider log: %w", err)
+		}
+		for _, m := range bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return c.DecodeMessage(m.Value) }) {
+			switch m := m.(type) {
+			case *frontier.PageCrawled:
+				st.pages.Add(1)
+			case *frontier.RequestError:
+				st.errors.Add(1)
+			case *frontier.LinksExtracted:
+				st.links.Add(int64(len(m.Links)))
+			}
+		}
+		if err := in.Commit(context.WithoutCancel(ctx), msgs); err != nil {
+			return fmt.Errorf("embedded: commit spider log: %w", err)
+		}
+	}
+}
+
+func allPartitions(n int) []int {
+	ps := make([]int, n)
+	for i := range ps {
+		ps[i] = i
+	}
+	return ps
+}
