@@ -37,7 +37,11 @@
 // and then appends them under a lock, so fetchers writing in parallel use several cores, and the records of
 // one call are contiguous. Writes go through a buffer: Flush writes it out and fsyncs the file, so call Flush
 // before committing the feed offsets of what was archived (DESIGN.md invariant 2). Close flushes, syncs,
-// closes and renames the last file; the owner of the Writer must call it. An I/O error is sticky.
+// closes and renames the last file; the owner of the Writer must call it. An I/O error is sticky: every later
+// call returns it, and the damaged file keeps its ".open" name.
+//
+// The package imports no metrics library: Stats returns the counters (records, compressed and uncompressed
+// bytes) for the caller's metrics, and Files the finished files.
 //
 // # Use from the spider
 //

@@ -399,3 +399,28 @@ func TestCheckerCatchesBadFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestIOErrorIsSticky(t *testing.T) {
+	cfg := testConfig(t)
+	w := newWriter(t, cfg)
+	if _, err := w.WriteExchange(exchange(1)); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.mu.f.Close() // the disk goes away under the writer
+	w.mu.Unlock()
+	err := w.Flush()
+	if err == nil {
+		t.Fatal("Flush on a closed file succeeded")
+	}
+	if _, err2 := w.WriteExchange(exchange(2)); !errors.Is(err2, err) && err2.Error() != err.Error() {
+		t.Errorf("write after an I/O error: %v, want the sticky %v", err2, err)
+	}
+	if err2 := w.Close(); err2 == nil {
+		t.Error("Close after an I/O error returned nil")
+	}
+	open, _ := filepath.Glob(filepath.Join(cfg.Dir, "*"+OpenSuffix))
+	if len(open) != 1 || len(w.Files()) != 0 {
+		t.Errorf("open files %v, finished %v: a broken file must keep its .open name", open, w.Files())
+	}
+}

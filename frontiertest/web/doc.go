@@ -32,7 +32,7 @@
 //
 // # robots.txt
 //
-// host2.test asks for Crawl-delay: Config.CrawlDelay; host3.test answers 503 (RFC 9309: disallow everything);
+// host2.test asks for Crawl-delay: Config.CrawlDelay (no Crawl-delay line when it is 0); host3.test answers 503 (RFC 9309: disallow everything);
 // host4.test answers 404 (allow everything); every other content host serves the standard rules (see
 // RobotsStandard): /private/ is disallowed but /private/open.html is allowed (longest match wins),
 // "/*sessionid=" and "/*.bak$" exercise the wildcards, and the agent FrontierTestBadBot (BadBot) is disallowed

@@ -83,6 +83,7 @@ type Request struct {
 	Start          time.Time // when the handler started (headers read)
 	End            time.Time // when the answer was complete; zero while in flight
 	Conn           uint64    // connection id, unique within the site, in accept order
+	Remote         string    // the client's address (ip:port) as the server saw it
 	Method         string
 	Target         string // the request target as sent (path?query)
 	HostHeader     string
@@ -681,7 +682,7 @@ func (h *Host) String() string { return h.Name + "@" + h.Addr.String() }
 func (h *Host) begin(r *http.Request) *Request {
 	id, _ := r.Context().Value(connKey{}).(uint64)
 	rec := &Request{
-		Host: h.Name, Start: time.Now(), Conn: id, Method: r.Method, Target: r.RequestURI, HostHeader: r.Host,
+		Host: h.Name, Start: time.Now(), Conn: id, Remote: r.RemoteAddr, Method: r.Method, Target: r.RequestURI, HostHeader: r.Host,
 		UserAgent: r.UserAgent(), Proto: r.Proto, AcceptEncoding: r.Header.Get("Accept-Encoding"),
 	}
 	h.mu.Lock()
