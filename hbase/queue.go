@@ -98,14 +98,18 @@ func (q *Queue) schedule(ctx context.Context, items []queue.Item, keep []int) er
 	if err != nil {
 		return err
 	}
-	idx := make([]*thrift2.TPut, len(keep))
+	idx := make([]*thrift2.TPut, 0, len(keep))
 	rows := make([]*thrift2.TPut, len(keep))
 	var dels []*thrift2.TDelete
 	for n, i := range keep {
 		it := &items[i]
-		idx[n] = &thrift2.TPut{Row: gets[n].Row, ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualIndex, Value: keys[n]}}}
 		rows[n] = &thrift2.TPut{Row: keys[n], ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualQueue, Value: queueValue(it.Score, it.NotBefore, it.Request)}}}
-		if ok := cellValue(old[n], famQueue, qualIndex); ok != nil && !bytes.Equal(ok, keys[n]) {
+		ok := cellValue(old[n], famQueue, qualIndex)
+		if bytes.Equal(ok, keys[n]) {
+			continue // same row as before (a replay, or a new request or due time): the index stands
+		}
+		idx = append(idx, &thrift2.TPut{Row: gets[n].Row, ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualIndex, Value: keys[n]}}})
+		if ok != nil {
 			dels = append(dels, &thrift2.TDelete{Row: ok})
 		}
 	}
