@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
@@ -207,5 +208,33 @@ func TestEnsureSchemaNamespace(t *testing.T) {
 		if _, ok := f.tables[n]; !ok {
 			t.Errorf("table %s missing", n)
 		}
+	}
+}
+
+func TestMetricsSharedRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := newFakeHBase()
+	dial := func(context.Context) (*conn, error) { return &conn{svc: f}, nil }
+	a := newClient(quickConfig(), nil, reg, dial)
+	b := newClient(quickConfig(), nil, reg, dial) // must not panic
+	for _, c := range []*Client{a, b} {
+		if err := c.EnsureSchema(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls float64
+	for _, mf := range mfs {
+		if mf.GetName() == "frontier_hbase_calls_total" {
+			for _, m := range mf.GetMetric() {
+				calls += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if calls != 8 { // one call per table and client
+		t.Errorf("frontier_hbase_calls_total = %v, want 8", calls)
 	}
 }

@@ -1,6 +1,8 @@
 package hbase
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,9 +33,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.calls, m.errors, m.seconds, m.retries)
+		// A second Client on the same registry shares the first one's collectors.
+		m.calls = register(reg, m.calls)
+		m.errors = register(reg, m.errors)
+		m.seconds = register(reg, m.seconds)
+		m.retries = register(reg, m.retries)
 	}
 	return m
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(fmt.Sprintf("hbase: registering metrics: %v", err))
+	}
+	return c
 }
 
 func (m *metrics) observe(op string, start time.Time, err error) {
