@@ -50,10 +50,12 @@
 // names PDFTrapPath: a crawler must not follow it), the large pages /large.html and /large-chunked.html (Config.LargeBytes, streamed; the second without
 // Content-Length),
 // HTML and PDF served without Content-Type (/sniff/…), gzip and brotli pages (/enc/…, encoded when the
-// request's Accept-Encoding allows; their links are found only by a crawler that decodes), rel=nofollow links,
+// request's Accept-Encoding allows; their links are found only by a crawler that decodes), rel=nofollow links
+// and a page with <meta name="robots" content="noindex, nofollow">,
 // link rel=canonical/alternate plus a stylesheet, script, image and mailto:/javascript:/ftp: links that must
 // not be followed (/meta.html), a frameset, an iframe, an image map, a page of URL variants that all lead to one
-// page (/variants.html) and a <base href> page. Unknown paths answer 404.
+// page (/variants.html: upper-case host and scheme, explicit default port, dot segments, escaped letters,
+// fragments, surrounding whitespace, a newline inside the path, backslashes) and a <base href> page. Unknown paths answer 404.
 //
 // Page.Links lists what a crawler must follow from a page: normalised (see Normalize: browser resolution,
 // then w3lib-style canonicalisation), de-duplicated, in document order. Site.Reachable(seeds) walks the graph

@@ -324,6 +324,13 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	nf.link("/nf/both.html", both.URL, "followed")
 	f.link("/nofollow.html", nf.URL, nf.title)
 
+	// <meta name="robots" content="nofollow">: every link of the page is nofollow.
+	mnf := page("/meta-nofollow.html", "meta robots nofollow")
+	mnf.head = append(mnf.head, elem{html: `<meta name="robots" content="noindex, nofollow">`})
+	mOnly := page("/nf/meta-only.html", "reachable only through a meta-nofollow page")
+	mnf.body = append(mnf.body, elem{html: `<p><a href="nf/meta-only.html">under meta nofollow</a></p>`, target: mOnly.URL, nofollow: true})
+	f.link("/meta-nofollow.html", mnf.URL, mnf.title)
+
 	// <link> elements, and links a crawler must not follow.
 	meta := page("/meta.html", "head links")
 	alt := page("/fr/meta.html", "alternate language")
@@ -364,7 +371,8 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	vars := page("/variants.html", "URL variants")
 	vt := page("/variants/target.html", "target of every variant")
 	forms := []string{"/variants/target.html", "variants/target.html", "./variants/target.html",
-		"/variants/./x/../target.html", "/variants/target.html#frag", "/variants/%74arget.html", vt.URL}
+		"/variants/./x/../target.html", "/variants/target.html#frag", "/variants/%74arget.html", vt.URL,
+		" \t/variants/target.html\n ", "/variants/tar\nget.html", "\\variants\\target.html"}
 	if !cfg.UseIPs {
 		forms = append(forms, h.scheme+"://"+strings.ToUpper(h.host)+"/variants/target.html",
 			h.scheme+"://"+h.host+defaultPort(h.scheme)+"/variants/target.html",

@@ -9,8 +9,9 @@ import (
 )
 
 // Normalize resolves ref against base (base may be "" when ref is absolute) and returns the canonical form this
-// package keys pages by: the way a browser resolves a link (WHATWG: scheme and host lower-cased, default port
-// dropped, dot segments removed, empty path → "/"), then canonicalised as w3lib's canonicalize_url does for the
+// package keys pages by: the way a browser resolves a link (WHATWG: surrounding spaces and inner tabs and
+// newlines removed, '\' read as '/', scheme and host lower-cased, default port dropped, dot segments removed,
+// empty path → "/"), then canonicalised as w3lib's canonicalize_url does for the
 // ASCII URLs this site generates (escapes of unreserved characters decoded, other escapes upper-cased, query
 // arguments sorted, fragment dropped). Only http and https URLs are accepted.
 func Normalize(base, ref string) (string, error) {
@@ -28,8 +29,23 @@ func Normalize(base, ref string) (string, error) {
 	return u.String(), nil
 }
 
+// whatwgClean does what the WHATWG URL parser does to its input first: strip leading and trailing C0 controls
+// and spaces, remove every tab and newline, and (for http and https) read '\' as '/'.
+func whatwgClean(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\r':
+			return -1
+		case '\\':
+			return '/'
+		}
+		return r
+	}, s)
+}
+
 func normalizeURL(base *url.URL, ref string) (*url.URL, error) {
-	r, err := url.Parse(strings.TrimSpace(ref))
+	r, err := url.Parse(whatwgClean(ref))
 	if err != nil {
 		return nil, fmt.Errorf("web: URL %q: %w", ref, err)
 	}

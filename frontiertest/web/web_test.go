@@ -70,6 +70,7 @@ func extract(t *testing.T, pageURL string, body []byte) (follow, nofollow []stri
 		t.Fatal(err)
 	}
 	base := pageURL
+	metaNofollow := false
 	var hrefs []struct {
 		ref string
 		nf  bool
@@ -84,6 +85,14 @@ func extract(t *testing.T, pageURL string, body []byte) (follow, nofollow []stri
 		}
 		rels := strings.Fields(strings.ToLower(attr["rel"]))
 		switch n.Data {
+		case "meta":
+			if strings.EqualFold(attr["name"], "robots") {
+				for _, d := range strings.Split(strings.ToLower(attr["content"]), ",") {
+					if d := strings.TrimSpace(d); d == "nofollow" || d == "none" {
+						metaNofollow = true
+					}
+				}
+			}
 		case "base":
 			if v, ok := attr["href"]; ok {
 				base = v
@@ -114,7 +123,7 @@ func extract(t *testing.T, pageURL string, body []byte) (follow, nofollow []stri
 		if err != nil {
 			continue // mailto:, javascript:, ftp: ...
 		}
-		if h.nf {
+		if h.nf || metaNofollow {
 			nofollow = append(nofollow, u)
 		} else if !slices.Contains(follow, u) {
 			follow = append(follow, u)
@@ -230,7 +239,7 @@ func TestReachable(t *testing.T) {
 			t.Errorf("Reachable[%s] = %q, but host3's robots.txt answers 503", u, o)
 		}
 	}
-	for _, u := range []string{h1 + "/nf/only.html", h1 + PDFTrapPath, h1 + "/static/style.css"} {
+	for _, u := range []string{h1 + "/nf/only.html", h1 + "/nf/meta-only.html", h1 + PDFTrapPath, h1 + "/static/style.css"} {
 		if o, ok := polite[u]; ok {
 			t.Errorf("Reachable has %s (%s); a polite crawler never learns of it", u, o)
 		}
@@ -302,6 +311,9 @@ func TestNormalize(t *testing.T) {
 		{"http://h.test/a/b.html", "#top", "http://h.test/a/b.html"},
 		{"", "http://h.test/a/..", "http://h.test/"},
 		{"", "http://h.test/a/.", "http://h.test/a/"},
+		{"http://h.test/a/b.html", " \t../c.html\n ", "http://h.test/c.html"},
+		{"http://h.test/a/b.html", "/x/y\n/z.html", "http://h.test/x/y/z.html"},
+		{"http://h.test/a/b.html", "\\x\\y.html", "http://h.test/x/y.html"},
 	} {
 		got, err := Normalize(tc.base, tc.ref)
 		if err != nil || got != tc.want {
