@@ -80,10 +80,9 @@ type ConsumerConfig struct {
 	MinBytes int           `mapstructure:"min_bytes"`
 	MaxBytes int           `mapstructure:"max_bytes"`
 	MaxWait  time.Duration `mapstructure:"max_wait"`
-	// Buffer is how many fetched messages wait, per consumer, for Fetch; with kafka-go's per-partition queue
-	// (QueueCapacity) and one MaxBytes fetch per partition it bounds a consumer's memory.
-	Buffer        int `mapstructure:"buffer"`
-	QueueCapacity int `mapstructure:"queue_capacity"`
+	// Buffer is about how many fetched messages wait, per consumer, for Fetch (in chunks of up to 1024); with
+	// one MaxBytes fetch in flight per partition it bounds a consumer's memory.
+	Buffer int `mapstructure:"buffer"`
 	// RetryBackoff and RetryBackoffMax space reconnection attempts after a broker error.
 	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
 	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`
@@ -119,8 +118,7 @@ func DefaultConfig() Config {
 			MinBytes:        1,
 			MaxBytes:        10 << 20, // Frontera's max_partition_fetch_bytes
 			MaxWait:         250 * time.Millisecond,
-			Buffer:          4096,
-			QueueCapacity:   1024,
+			Buffer:          8192,
 			RetryBackoff:    100 * time.Millisecond,
 			RetryBackoffMax: 2 * time.Second,
 		},
@@ -212,9 +210,6 @@ func (c Config) Validate() error {
 	}
 	if k.Buffer <= 0 {
 		add("consumer.buffer = %d, want > 0", k.Buffer)
-	}
-	if k.QueueCapacity <= 0 {
-		add("consumer.queue_capacity = %d, want > 0", k.QueueCapacity)
 	}
 	if k.RetryBackoff <= 0 || k.RetryBackoffMax < k.RetryBackoff {
 		add("consumer.retry_backoff = %s and retry_backoff_max = %s, want 0 < retry_backoff <= retry_backoff_max", k.RetryBackoff, k.RetryBackoffMax)

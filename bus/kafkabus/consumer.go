@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,10 +19,11 @@ import (
 )
 
 // Consumer reads explicit partitions of one stream and commits offsets in one consumer group. Each partition
-// has a kafka-go Reader (no GroupID: kafka-go's group Reader cannot be given partitions) and a goroutine that
-// moves what it fetches into a bounded buffer, from which Fetch takes. Offsets are committed with
-// OffsetCommit requests as a "simple consumer" of the group (generation -1, no member id), only when the caller
-// calls Commit. Fetch and Commit are for one goroutine; Close may be called from any. The caller closes it.
+// has a goroutine that long-polls the partition's leader with kafka-go Fetch requests (kafka.Client.Fetch; the
+// group Reader cannot be given partitions) and hands whole record batches to a bounded channel, from which
+// Fetch takes. Offsets are committed with OffsetCommit requests as a "simple consumer" of the group
+// (generation -1, no member id), only when the caller calls Commit. Fetch and Commit are for one goroutine;
+// Close may be called from any. The caller closes it.
 type Consumer struct {
 	b      *Bus
 	stream bus.Stream
@@ -30,9 +32,11 @@ type Consumer struct {
 	parts  []int
 	log    *slog.Logger
 
-	readers []*kafka.Reader
-	ch      chan bus.Message
-	quit    chan struct{} // closed by Close: wakes Fetch
+	client  *kafka.Client // for Fetch requests, on a transport of this consumer's own
+	tr      *kafka.Transport
+	ch      chan []bus.Message // chunks of consecutive messages of one partition
+	pending []bus.Message      // what the last Fetch left of a chunk
+	quit    chan struct{}      // closed by Close: wakes Fetch
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	once    sync.Once
@@ -80,85 +84,172 @@ func (b *Bus) NewConsumer(ctx context.Context, s bus.Stream, group string, parti
 	}
 	cc := b.cfg.Consumer
 	l := prometheus.Labels{"stream": string(s), "group": group}
+	tr := &kafka.Transport{
+		Dial:        (&net.Dialer{Timeout: b.cfg.DialTimeout}).DialContext,
+		ClientID:    b.cfg.ClientID,
+		DialTimeout: b.cfg.DialTimeout,
+		MetadataTTL: b.cfg.MetadataTTL,
+	}
 	c := &Consumer{
 		b: b, stream: s, topic: sc.Topic, group: group, parts: slices.Clone(partitions),
 		log:       b.log.With("stream", string(s), "topic", sc.Topic, "group", group),
-		ch:        make(chan bus.Message, cc.Buffer),
+		tr:        tr,
+		client:    &kafka.Client{Addr: b.addr, Transport: tr},
+		ch:        make(chan []bus.Message, max(1, cc.Buffer/chunkSize)),
 		quit:      make(chan struct{}),
 		committed: make(map[int]int64, len(partitions)),
 		fetched:   b.metrics.fetched.With(l), fetchErr: b.metrics.fetchErr.With(l),
 		commits: b.metrics.commits.With(l), commitErr: b.metrics.commitErr.With(l),
 		malformed: b.metrics.malformed.With(l),
 	}
-	for _, p := range partitions {
-		plog := c.log.With("partition", p)
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers:         b.cfg.Brokers,
-			Topic:           sc.Topic,
-			Partition:       p,
-			Dialer:          b.dialer,
-			QueueCapacity:   cc.QueueCapacity,
-			MinBytes:        cc.MinBytes,
-			MaxBytes:        cc.MaxBytes,
-			MaxWait:         cc.MaxWait,
-			ReadLagInterval: -1,
-			ReadBackoffMin:  cc.RetryBackoff,
-			ReadBackoffMax:  cc.RetryBackoffMax,
-			MaxAttempts:     3,
-			Logger:          kafkaLogger(plog, slog.LevelDebug),
-			ErrorLogger:     kafkaLogger(plog, slog.LevelWarn),
-		})
-		c.readers = append(c.readers, r)
-		off := start[p]
-		if off < 0 {
-			off = kafka.FirstOffset
-		} else {
+	for p, off := range start {
+		if off >= 0 {
 			c.committed[p] = off
-		}
-		if err := r.SetOffset(off); err != nil {
-			c.closeReaders()
-			return nil, fmt.Errorf("kafkabus: %s: start partition %d at offset %d: %w", s, p, off, err)
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	for i, p := range partitions {
-		r, plog := c.readers[i], c.log.With("partition", p)
-		c.wg.Go(func() { c.pump(runCtx, r, plog, p) })
+	for _, p := range partitions {
+		plog := c.log.With("partition", p)
+		c.wg.Go(func() { c.pump(runCtx, p, start[p], plog) })
 	}
 	c.log.Debug("kafkabus: consumer opened", "partitions", partitions, "start", start)
 	return c, nil
 }
 
-// pump moves messages from one partition's reader into c.ch until the consumer closes. kafka-go's reader
-// reconnects by itself after broker errors; the errors it reports are counted, logged and waited out.
-func (c *Consumer) pump(ctx context.Context, r *kafka.Reader, log *slog.Logger, p int) {
-	backoff := c.b.cfg.Consumer.RetryBackoff
-	for {
-		m, err := r.FetchMessage(ctx)
+// chunkSize is the most messages pump hands over at once.
+const chunkSize = 1024
+
+// pump fetches partition p from offset next (-1: the earliest offset held) and hands the messages to c.ch, until
+// the consumer closes. Errors (a broker restarting, a leader moving, a timeout) are counted, logged and retried
+// with backoff from the same offset; kafka-go's transport reconnects and re-reads metadata by itself.
+func (c *Consumer) pump(ctx context.Context, p int, next int64, log *slog.Logger) {
+	cc := c.b.cfg.Consumer
+	backoff := cc.RetryBackoff
+	fail := func(what string, err error) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		c.fetchErr.Inc()
+		log.Warn("kafkabus: "+what+" failed, retrying", "offset", next, "backoff", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		defer t.Stop()
+		backoff = min(2*backoff, cc.RetryBackoffMax)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for ctx.Err() == nil {
+		if next < 0 {
+			first, _, err := c.offsets(ctx, p)
+			if err != nil {
+				if !fail("read first offset", err) {
+					return
+				}
+				continue
+			}
+			next = first
+		}
+		rctx, cancel := context.WithTimeout(ctx, cc.MaxWait+c.b.cfg.RequestTimeout)
+		resp, err := c.client.Fetch(rctx, &kafka.FetchRequest{
+			Topic: c.topic, Partition: p, Offset: next,
+			MinBytes: int64(cc.MinBytes), MaxBytes: int64(cc.MaxBytes), MaxWait: cc.MaxWait,
+		})
+		if err == nil {
+			err = resp.Error
+		}
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			cancel()
+			if errors.Is(err, kafka.OffsetOutOfRange) {
+				first, last, oerr := c.offsets(ctx, p)
+				if oerr == nil {
+					// Below the log start (retention) or past the end (a recreated topic): restart at the earliest
+					// offset held; at least once prefers a replay to a loss.
+					log.Warn("kafkabus: offset out of range, restarting at the earliest offset held", "offset", next,
+						"first", first, "last", last)
+					next = first
+					continue
+				}
+				err = oerr
+			}
+			if !fail("fetch", err) {
 				return
 			}
-			c.fetchErr.Inc()
-			log.Warn("kafkabus: fetch failed, retrying", "backoff", backoff, "err", err)
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			backoff = min(2*backoff, c.b.cfg.Consumer.RetryBackoffMax)
 			continue
 		}
-		backoff = c.b.cfg.Consumer.RetryBackoff
-		select {
-		case c.ch <- bus.Message{Key: m.Key, Value: m.Value, Partition: p, Offset: m.Offset}:
-		case <-ctx.Done():
+		backoff = cc.RetryBackoff
+		chunk := make([]bus.Message, 0, 64)
+		for {
+			r, err := resp.Records.ReadRecord()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					log.Warn("kafkabus: reading a fetched batch failed; fetching again", "offset", next, "err", err)
+					c.fetchErr.Inc()
+				}
+				break
+			}
+			if r.Offset < next { // a batch may start before the offset asked for
+				continue
+			}
+			m := bus.Message{Partition: p, Offset: r.Offset}
+			if r.Key != nil {
+				m.Key, err = kafka.ReadAll(r.Key)
+			}
+			if err == nil && r.Value != nil {
+				m.Value, err = kafka.ReadAll(r.Value)
+			}
+			if err != nil {
+				log.Warn("kafkabus: reading a fetched record failed; fetching again", "offset", r.Offset, "err", err)
+				c.fetchErr.Inc()
+				break
+			}
+			chunk = append(chunk, m)
+			next = r.Offset + 1
+			if len(chunk) == chunkSize {
+				if !c.hand(ctx, chunk) {
+					cancel()
+					return
+				}
+				chunk = make([]bus.Message, 0, 64)
+			}
+		}
+		cancel()
+		if len(chunk) > 0 && !c.hand(ctx, chunk) {
 			return
 		}
 	}
+}
+
+// hand gives a chunk to Fetch, waiting while the buffer is full; false if the consumer closed meanwhile.
+func (c *Consumer) hand(ctx context.Context, chunk []bus.Message) bool {
+	select {
+	case c.ch <- chunk:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// offsets returns the first and the next-to-be-written offset of partition p.
+func (c *Consumer) offsets(ctx context.Context, p int) (first, last int64, err error) {
+	resp, err := c.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+		Topics: map[string][]kafka.OffsetRequest{c.topic: {kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p)}},
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, po := range resp.Topics[c.topic] {
+		if po.Partition == p {
+			if po.Error != nil {
+				return 0, 0, po.Error
+			}
+			return po.FirstOffset, po.LastOffset, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("no offsets for partition %d in the answer", p)
 }
 
 // Fetch returns up to max messages in partition order, waiting for at least one until ctx ends. It returns
@@ -172,20 +263,25 @@ func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 		return nil, bus.ErrClosed
 	default:
 	}
-	var first bus.Message
-	select {
-	case first = <-c.ch:
-	case <-c.quit:
-		return nil, bus.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	out := make([]bus.Message, 1, min(max, 1+len(c.ch)))
-	out[0] = first
-	for len(out) < max {
+	if len(c.pending) == 0 {
 		select {
-		case m := <-c.ch:
-			out = append(out, m)
+		case c.pending = <-c.ch:
+		case <-c.quit:
+			return nil, bus.ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	out := make([]bus.Message, 0, min(max, len(c.pending)+len(c.ch)*chunkSize))
+	for {
+		n := min(max-len(out), len(c.pending))
+		out = append(out, c.pending[:n]...)
+		c.pending = c.pending[n:]
+		if len(out) == max {
+			break
+		}
+		select {
+		case c.pending = <-c.ch:
 			continue
 		default:
 		}
@@ -283,16 +379,8 @@ func (c *Consumer) Close() error {
 	c.once.Do(func() {
 		close(c.quit)
 		c.cancel()
-		c.closeReaders()
 		c.wg.Wait()
+		c.tr.CloseIdleConnections()
 	})
 	return nil
-}
-
-func (c *Consumer) closeReaders() {
-	for _, r := range c.readers {
-		if err := r.Close(); err != nil {
-			c.log.Debug("kafkabus: close reader", "err", err)
-		}
-	}
 }

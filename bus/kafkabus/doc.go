@@ -33,10 +33,12 @@
 //
 // kafka-go's group Reader cannot be given explicit partitions (it joins the group and takes what the group
 // leader assigns), while Frontier's roles own fixed partitions: strategy worker p its spider-log partition p,
-// spider p its feed partition p, the DB worker all of them (Frontera's assign()). So a Consumer runs one
-// partition Reader (no GroupID) per owned partition, each with its own connection, plus a goroutine that moves
-// messages into a bounded buffer that Fetch drains: Fetch returns up to max messages at once, waiting only for
-// the first. Offsets live in the named consumer group (Frontera's names: sw-spider-log, dbw-spider-log,
+// spider p its feed partition p, the DB worker all of them (Frontera's assign()). kafka-go's partition Reader
+// (no GroupID) could, but it hands messages over one at a time through a channel, which halved throughput in
+// bench/results/bus.md. So a Consumer runs, per owned partition, a goroutine that long-polls the partition's
+// leader with kafka.Client.Fetch requests (consumer.min_bytes, max_bytes, max_wait) on a transport of the
+// consumer's own, and hands each fetched record batch to a bounded channel that Fetch drains: Fetch returns up to
+// max messages at once, waiting only for the first. Offsets live in the named consumer group (Frontera's names: sw-spider-log, dbw-spider-log,
 // dbw-scoring-log, fetchers-spider-feed) and are read with OffsetFetch when the consumer opens and written with
 // OffsetCommit (generation -1, no member id: a "simple consumer", which Kafka accepts for groups without
 // members) only when the caller calls Commit. Nothing is ever committed automatically, and Close does not
@@ -47,10 +49,11 @@
 // auto_offset_reset=latest and skipped it. A committed offset that fell out of retention also restarts at the
 // earliest offset.
 //
-// The partition Readers reconnect on their own after a broker restart or a leader change and continue from the
-// next offset they had not yet delivered; errors they report are counted (frontier_bus_fetch_errors_total),
-// logged and waited out with backoff. Memory per consumer is bounded by consumer.buffer messages plus, per
-// partition, consumer.queue_capacity messages and one fetch of consumer.max_bytes.
+// After a broker restart or a leader change, the fetch goroutines count (frontier_bus_fetch_errors_total), log
+// and wait out the errors with backoff and fetch again from the next offset they had not yet delivered;
+// kafka-go's transport reconnects and re-reads the metadata. An offset out of range (retention, a recreated
+// topic) restarts at the earliest offset held. Memory per consumer is bounded by about consumer.buffer messages
+// plus, per partition, one fetch of consumer.max_bytes.
 //
 // # Lag
 //

@@ -51,7 +51,12 @@ func openTestBus(t testing.TB, brokers []string, partitions map[bus.Stream]int) 
 	cfg.Brokers = brokers
 	cfg.Consumer.MaxWait = 100 * time.Millisecond
 	id := topicSeq.Add(1)
-	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, t.Name())
 	if len(name) > 150 {
 		name = name[:150]
 	}
