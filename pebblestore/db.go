@@ -223,7 +223,11 @@ func (d *DB) loadBloom(path string) (*state.Bloom, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return state.ReadBloom(f, d.log)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return state.ReadBloom(f, st.Size(), d.log)
 }
 
 func (d *DB) saveBloom() error {

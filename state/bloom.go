@@ -184,9 +184,12 @@ func (b *Bloom) WriteTo(w io.Writer) (int64, error) {
 	return int64(bloomHeaderLen + 8*len(b.words) + 4), nil
 }
 
-// ReadBloom reads a filter written by WriteTo. A truncated, corrupt or foreign stream is an error naming the
-// problem.
-func ReadBloom(r io.Reader, log *slog.Logger) (*Bloom, error) {
+// ReadBloom reads a filter written by WriteTo from a stream of size bytes (-1 if unknown). A truncated,
+// corrupt or foreign stream is an error naming the problem. With the size known, a header that does not
+// match it is rejected before anything is allocated; without it, the bits are read in slabs and copied at
+// the end (twice the filter's memory at the peak), so a lying header cannot make it allocate more than the
+// stream holds.
+func ReadBloom(r io.Reader, size int64, log *slog.Logger) (*Bloom, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	crc := crc32.New(castagnoli)
 	in := io.TeeReader(br, crc)
@@ -205,18 +208,24 @@ func ReadBloom(r io.Reader, log *slog.Logger) (*Bloom, error) {
 	if m == 0 || m%64 != 0 || m > 1<<46 || k == 0 || k > 64 {
 		return nil, fmt.Errorf("state: read bloom: bad geometry m=%d k=%d", m, k)
 	}
-	b := newBloom(m, k, design, fpRate, log)
-	b.n.Store(n)
-	buf := make([]byte, 1<<15)
-	for i := 0; i < len(b.words); {
-		chunk := min(len(buf)/8, len(b.words)-i)
+	words := int(m / 64)
+	if want := int64(bloomHeaderLen + 8*words + 4); size >= 0 && size != want {
+		return nil, fmt.Errorf("state: read bloom: stream of %d bytes, header says %d (truncated or corrupt)", size, want)
+	}
+	const slabWords = 1 << 17
+	var slabs [][]uint64
+	buf := make([]byte, 8*slabWords)
+	for read := 0; read < words; {
+		chunk := min(slabWords, words-read)
 		if _, err := io.ReadFull(in, buf[:chunk*8]); err != nil {
-			return nil, fmt.Errorf("state: read bloom bits (word %d of %d): %w", i, len(b.words), err)
+			return nil, fmt.Errorf("state: read bloom bits (word %d of %d): %w", read, words, err)
 		}
-		for j := range chunk {
-			b.words[i+j].Store(binary.LittleEndian.Uint64(buf[j*8:]))
+		slab := make([]uint64, chunk)
+		for j := range slab {
+			slab[j] = binary.LittleEndian.Uint64(buf[j*8:])
 		}
-		i += chunk
+		slabs = append(slabs, slab)
+		read += chunk
 	}
 	want := crc.Sum32()
 	var sum [4]byte
@@ -225,6 +234,16 @@ func ReadBloom(r io.Reader, log *slog.Logger) (*Bloom, error) {
 	}
 	if got := binary.LittleEndian.Uint32(sum[:]); got != want {
 		return nil, fmt.Errorf("state: read bloom: checksum %08x, want %08x (corrupt file)", got, want)
+	}
+	b := newBloom(m, k, design, fpRate, log)
+	b.n.Store(n)
+	i := 0
+	for si, slab := range slabs {
+		for _, w := range slab {
+			b.words[i].Store(w)
+			i++
+		}
+		slabs[si] = nil
 	}
 	return b, nil
 }

@@ -1,0 +1,239 @@
+package state_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/state"
+	"github.com/frontiercrawl/frontier/state/statetest"
+)
+
+func newBloom(t testing.TB, n uint64, p float64, log *slog.Logger) *state.Bloom {
+	t.Helper()
+	b, err := state.NewBloom(state.BloomConfig{Expected: n, FPRate: p}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBloomFPRate fills filters to their design size and checks the measured false-positive rate against
+// theory, (1 − e^(−kn/m))^k, within 10%.
+func TestBloomFPRate(t *testing.T) {
+	for _, tc := range []struct {
+		n uint64
+		p float64
+	}{{200_000, 0.01}, {100_000, 0.05}, {50_000, 0.001}} {
+		t.Run(fmt.Sprintf("n=%d,p=%v", tc.n, tc.p), func(t *testing.T) {
+			b := newBloom(t, tc.n, tc.p, nil)
+			for i := range int(tc.n) {
+				b.Add(statetest.FP(i))
+			}
+			for i := range int(tc.n) { // no false negatives
+				if !b.Test(statetest.FP(i)) {
+					t.Fatalf("added fingerprint %d tests as new", i)
+				}
+			}
+			probes := int(math.Max(500_000, 2000/tc.p)) // ≥ 2,000 expected false positives: ±2% noise
+			fp := 0
+			for i := range probes {
+				if b.Test(statetest.FP(int(tc.n) + i)) {
+					fp++
+				}
+			}
+			got := float64(fp) / float64(probes)
+			theory := b.ExpectedFPRate(tc.n)
+			t.Logf("m=%d bits k=%d: measured %.5f, theory %.5f, target %v", b.Bits(), b.HashFuncs(), got, theory, tc.p)
+			if math.Abs(got-theory) > 0.1*theory {
+				t.Fatalf("measured false-positive rate %.5f, theory %.5f: more than 10%% apart", got, theory)
+			}
+			if theory > tc.p*1.05 {
+				t.Fatalf("theoretical rate %.5f at design size above the target %v", theory, tc.p)
+			}
+		})
+	}
+}
+
+func TestBloomSaveLoad(t *testing.T) {
+	b := newBloom(t, 10_000, 0.01, nil)
+	for i := range 5000 {
+		b.Add(statetest.FP(i))
+	}
+	var buf bytes.Buffer
+	n, err := b.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo = %d, %v; wrote %d", n, err, buf.Len())
+	}
+	c, err := state.ReadBloom(bytes.NewReader(buf.Bytes()), int64(buf.Len()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config() != b.Config() || c.Count() != b.Count() || c.Bits() != b.Bits() || c.HashFuncs() != b.HashFuncs() {
+		t.Fatalf("loaded %+v/%d, saved %+v/%d", c.Config(), c.Count(), b.Config(), b.Count())
+	}
+	for i := range 10_000 {
+		if b.Test(statetest.FP(i)) != c.Test(statetest.FP(i)) {
+			t.Fatalf("fingerprint %d tests differently after load", i)
+		}
+	}
+	data := buf.Bytes()
+	for _, tc := range []struct {
+		name, want string
+		data       []byte
+	}{
+		{"empty", "header", nil},
+		{"magic", "magic", append([]byte("XXBLOOM1"), data[8:]...)},
+		{"truncated", "bits", data[:len(data)/2]},
+		{"no checksum", "checksum", data[:len(data)-4]},
+		{"flipped bit", "checksum", flip(data, 100)},
+		{"geometry", "geometry", flip(data, 8)},
+	} {
+		_, err := state.ReadBloom(bytes.NewReader(tc.data), -1, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ReadBloom(size unknown) = %v, want an error about %q", tc.name, err, tc.want)
+		}
+		if _, err := state.ReadBloom(bytes.NewReader(tc.data), int64(len(tc.data)), nil); err == nil {
+			t.Errorf("%s: ReadBloom(size known): no error", tc.name)
+		}
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	c := bytes.Clone(b)
+	c[i] ^= 1
+	return c
+}
+
+type recordHandler struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
+	return nil
+}
+func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
+
+func TestBloomWarnsPastDesign(t *testing.T) {
+	h := &recordHandler{}
+	b := newBloom(t, 1000, 0.01, slog.New(h))
+	for i := range 1000 {
+		b.Add(statetest.FP(i))
+	}
+	if len(h.msgs) != 0 {
+		t.Fatalf("warned at the design size: %v", h.msgs)
+	}
+	for i := 1000; i < 1100; i++ {
+		b.Add(statetest.FP(i))
+	}
+	if len(h.msgs) != 1 || !strings.HasPrefix(h.msgs[0], "WARN") || !strings.Contains(h.msgs[0], "design size") {
+		t.Fatalf("past the design size: log %v, want one warning", h.msgs)
+	}
+}
+
+func TestBloomConfigValidate(t *testing.T) {
+	for _, c := range []state.BloomConfig{{Expected: 10, FPRate: 0}, {Expected: 10, FPRate: 0.9}, {Expected: 1 << 41, FPRate: 0.01}} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	if err := (state.BloomConfig{}).Validate(); err != nil {
+		t.Errorf("disabled filter: %v", err)
+	}
+}
+
+func TestBloomStoreConformance(t *testing.T) {
+	type pair struct {
+		m *state.Memory
+		b *state.Bloom
+	}
+	var mu sync.Mutex
+	under := map[state.Store]pair{}
+	statetest.Run(t, func(t *testing.T) state.Store {
+		p := pair{state.NewMemory(), newBloom(t, 50_000, 0.01, nil)}
+		s := state.NewBloomStore(p.m, p.b)
+		mu.Lock()
+		under[s] = p
+		mu.Unlock()
+		return s
+	}, statetest.WithReopen(func(t *testing.T, s state.Store) state.Store {
+		mu.Lock()
+		p := under[s]
+		mu.Unlock()
+		var buf bytes.Buffer
+		if _, err := p.b.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b, err := state.ReadBloom(&buf, int64(buf.Len()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2 := state.NewBloomStore(p.m, b)
+		mu.Lock()
+		under[s2] = pair{p.m, b}
+		mu.Unlock()
+		return s2
+	}))
+}
+
+func TestBloomStoreSkipsReads(t *testing.T) {
+	ctx := t.Context()
+	bs := state.NewBloomStore(state.NewMemory(), newBloom(t, 10_000, 0.01, nil))
+	var fps []frontier.Fingerprint
+	for i := range 1000 {
+		fps = append(fps, statetest.FP(i))
+	}
+	if err := bs.Put(ctx, fps[:500], make([]state.Entry, 500)); err != nil {
+		t.Fatal(err)
+	}
+	out, found := make([]state.Entry, 1000), make([]bool, 1000)
+	if err := bs.Get(ctx, fps, out, found); err != nil {
+		t.Fatal(err)
+	}
+	for i := range found {
+		if found[i] != (i < 500) {
+			t.Fatalf("fingerprint %d found=%v", i, found[i])
+		}
+	}
+	if s := bs.Skipped.Load(); s < 480 || bs.Passed.Load() != 1000-s || bs.FalsePositives.Load() != 500-s {
+		t.Fatalf("skipped %d, passed %d, false positives %d", s, bs.Passed.Load(), bs.FalsePositives.Load())
+	}
+}
+
+func FuzzReadBloom(f *testing.F) {
+	b, _ := state.NewBloom(state.BloomConfig{Expected: 100, FPRate: 0.1}, nil)
+	b.Add(frontier.Fingerprint("x"))
+	var buf bytes.Buffer
+	b.WriteTo(&buf)
+	f.Add(buf.Bytes())
+	f.Add([]byte("FRBLOOM1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := state.ReadBloom(bytes.NewReader(data), -1, nil)
+		if err != nil {
+			if _, err := state.ReadBloom(bytes.NewReader(data), int64(len(data)), nil); err == nil {
+				t.Fatal("loads with the size known but not without")
+			}
+			return
+		}
+		var out bytes.Buffer
+		if _, err := b.WriteTo(&out); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), data[:out.Len()]) {
+			t.Fatal("a stream that loads does not save back to the same bytes")
+		}
+		b.Test(frontier.Fingerprint("y"))
+	})
+}
