@@ -65,10 +65,12 @@ type Config struct {
 	// fetch them again). "" disables both (seeds are then deduplicated only by the strategy worker's
 	// URL-seen test). Default ".frontier".
 	StateDir string `mapstructure:"state_dir"`
-	// StatsInterval is how often the stats line is logged. Default 30s.
-	StatsInterval time.Duration `mapstructure:"stats_interval"`
+	// StatsInterval is how often the stats line is logged. Default 30s. Not a key of the spider section: the
+	// main sets it from the common stats_interval.
+	StatsInterval time.Duration `mapstructure:"-"`
 	// ShutdownTimeout bounds reporting finished work and the last commit after the context ends. Default 30s.
-	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// Not a key of the spider section: the main sets it from the common shutdown_timeout.
+	ShutdownTimeout time.Duration `mapstructure:"-"`
 }
 
 // DefaultUserAgent is the default Config.UserAgent.

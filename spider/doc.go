@@ -45,9 +45,12 @@
 //
 // # Politeness
 //
-// Each host has a FIFO queue and at most Config.ConnsPerHost runners (goroutines), and the starts of two
-// requests to one host (robots.txt and redirect hops included) are at least the host's delay apart: Config.Delay,
-// or the robots.txt Crawl-delay when longer (capped by MaxCrawlDelay). The HTTP transport also caps connections
+// Each host has a FIFO queue and at most Config.ConnsPerHost runners (goroutines). Every request to a host
+// (robots.txt and redirect hops included) books a start slot at least the host's delay after the previous
+// slot, and no earlier than the delay after the host's last answer (response headers received): the delay is
+// Config.Delay, or the robots.txt Crawl-delay when longer (capped by MaxCrawlDelay). The second rule makes the
+// gap hold as the server measures it, whatever the time between a slot and the request's arrival; with one
+// connection per host the delay is in effect counted from the previous answer, as a polite crawler should. The HTTP transport also caps connections
 // per host at ConnsPerHost. robots.txt (package spider/robots, RFC 9309) is fetched before any other URL of an
 // origin, once however many requests wait, and cached (LRU, RobotsCacheSize origins) for RobotsTTL; 4xx allows
 // everything, 5xx disallows everything for RobotsErrorTTL (those URLs are reported as RobotsUnavailable), and a
