@@ -60,3 +60,32 @@ func hasInvalidEscape(s string) bool {
 	}
 	return false
 }
+
+// FuzzCanonResolve: ResolveReference never panics, its result is a fixed point of NormalizeURL, parses
+// with net/url (unless it holds a stray "%", which the URL Standard keeps), and canonicalises without error under w3lib 2.5.
+func FuzzCanonResolve(f *testing.F) {
+	for _, s := range [][2]string{
+		{"http://example.com/a/b/c?q#f", "../d"}, {"", "HTTP://WWW.Example.COM:80/a/./b/../c"},
+		{"http://example.com/", "//0x7f.1:0080/%2e%2E/x"}, {"https://a.b/", "http:\\\\x.y\\z?q#f"},
+		{"http://[::1]/", "?a=b c"}, {"", "http://faß.de/"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, base, ref string) {
+		u, err := ResolveReference(base, ref)
+		if err != nil {
+			return
+		}
+		again, err := NormalizeURL(u)
+		if err != nil || again != u {
+			t.Fatalf("ResolveReference(%q, %q) = %q, which normalises to %q, %v", base, ref, u, again, err)
+		}
+		// The URL Standard keeps a stray "%" as it is; net/url rejects it.
+		if _, err := url.Parse(u); err != nil && !hasInvalidEscape(u) {
+			t.Fatalf("ResolveReference(%q, %q) = %q does not parse: %v", base, ref, u, err)
+		}
+		if _, err := Canonicalize(u); err != nil {
+			t.Fatalf("ResolveReference(%q, %q) = %q does not canonicalise: %v", base, ref, u, err)
+		}
+	})
+}
