@@ -7,6 +7,11 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/strategyworker"
+	"github.com/frontiercrawl/frontier/warc"
 )
 
 // Roles are the process roles a configuration can be loaded for.
@@ -22,6 +27,16 @@ type Config struct {
 	Streams StreamsConfig `mapstructure:"streams"`
 	Kafka   KafkaConfig   `mapstructure:"kafka"`
 	HBase   HBaseConfig   `mapstructure:"hbase"`
+	// Spider configures the spiders (politeness, timeouts, sizes); WARC, when warc.dir is set, archives every
+	// fetched response.
+	Spider spider.Config `mapstructure:"spider"`
+	WARC   warc.Config   `mapstructure:"warc"`
+	// StrategyWorker chooses the strategy and sizes the state cache.
+	StrategyWorker strategyworker.Config `mapstructure:"strategy_worker"`
+	// DBWorker sizes batches and flow control, and picks the DB worker's roles.
+	DBWorker dbworker.Config `mapstructure:"db_worker"`
+	// Standalone configures the single-process mode.
+	Standalone StandaloneConfig `mapstructure:"standalone"`
 	// StatsInterval is how often every process logs its stats line.
 	StatsInterval time.Duration `mapstructure:"stats_interval"`
 	// ShutdownTimeout bounds draining, flushing and committing after SIGTERM.
@@ -74,6 +89,18 @@ type HBaseConfig struct {
 	TablePrefix string `mapstructure:"table_prefix"`
 }
 
+// StandaloneConfig configures cmd/standalone (package embedded).
+type StandaloneConfig struct {
+	// DataDir holds the Pebble database and the spiders' local state.
+	DataDir string `mapstructure:"data_dir"`
+	// Spiders and StrategyWorkers are the number of each role (the partitions of the in-process streams).
+	Spiders         int `mapstructure:"spiders"`
+	StrategyWorkers int `mapstructure:"strategy_workers"`
+	// StopWhenDone ends the process once nothing is queued, in flight or unconsumed for QuietPeriod.
+	StopWhenDone bool          `mapstructure:"stop_when_done"`
+	QuietPeriod  time.Duration `mapstructure:"quiet_period"`
+}
+
 // DefaultConfig returns the configuration used for every key no file, variable or flag sets.
 func DefaultConfig() Config {
 	return Config{
@@ -86,8 +113,14 @@ func DefaultConfig() Config {
 			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
 			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
 		},
-		Kafka:           KafkaConfig{Brokers: []string{"127.0.0.1:9092"}},
-		HBase:           HBaseConfig{Addr: "127.0.0.1:9090", TablePrefix: "frontier_"},
+		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}},
+		HBase:          HBaseConfig{Addr: "127.0.0.1:9090", TablePrefix: "frontier_"},
+		Spider:         spider.DefaultConfig(),
+		WARC:           warc.DefaultConfig(),
+		StrategyWorker: strategyworker.DefaultConfig(),
+		DBWorker:       dbworker.DefaultConfig(),
+		Standalone: StandaloneConfig{DataDir: "data/standalone", Spiders: 2, StrategyWorkers: 2, StopWhenDone: true,
+			QuietPeriod: 2 * time.Second},
 		StatsInterval:   30 * time.Second,
 		ShutdownTimeout: 30 * time.Second,
 	}
@@ -123,6 +156,13 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.HBase.Addr); err != nil {
 		add("hbase.addr", fmt.Errorf("%q is not host:port", c.HBase.Addr))
 	}
+	add("spider", c.Spider.Validate())
+	if c.WARC.Dir != "" {
+		add("warc", c.WARC.Validate())
+	}
+	add("strategy_worker", c.StrategyWorker.Validate())
+	add("db_worker", c.DBWorker.Validate())
+	add("standalone", c.Standalone.Validate())
 	if c.StatsInterval <= 0 {
 		add("stats_interval", fmt.Errorf("%v, want > 0", c.StatsInterval))
 	}
@@ -186,4 +226,19 @@ func prefixed(key string, err error) []error {
 		return out
 	}
 	return []error{fmt.Errorf("%s: %w", key, err)}
+}
+
+// Validate checks the sizes and the data directory.
+func (c StandaloneConfig) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir is empty"))
+	}
+	if c.Spiders <= 0 || c.StrategyWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("spiders = %d, strategy_workers = %d, want > 0", c.Spiders, c.StrategyWorkers))
+	}
+	if c.QuietPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
+	}
+	return errors.Join(errs...)
 }

@@ -30,6 +30,15 @@ func TestGoodConfigs(t *testing.T) {
 	if cfg.Streams.SpiderLog.Partitions != 8 || cfg.Log.Format != "json" || cfg.StatsInterval != time.Minute {
 		t.Errorf("full config decoded as %+v", cfg)
 	}
+	if cfg.Spider.ConnsPerHost != 2 || cfg.Spider.Delay != 250*time.Millisecond || cfg.Spider.MaxRedirects != 10 {
+		t.Errorf("spider section = %+v (max_redirects must keep its default)", cfg.Spider)
+	}
+	if cfg.StrategyWorker.Strategy != "dfs" || cfg.StrategyWorker.Options["max_depth"] != 3 || cfg.StrategyWorker.Cache.MaxEntries != 1000 {
+		t.Errorf("strategy_worker section = %+v", cfg.StrategyWorker)
+	}
+	if len(cfg.DBWorker.Roles) != 2 || cfg.Standalone.Spiders != 4 || cfg.Standalone.StopWhenDone || cfg.WARC.Dir == "" {
+		t.Errorf("db_worker/standalone/warc = %+v %+v %+v", cfg.DBWorker, cfg.Standalone, cfg.WARC)
+	}
 	if got := cfg.Kafka.Brokers; len(got) != 2 {
 		t.Errorf("brokers = %v", got)
 	}
@@ -53,6 +62,8 @@ func TestBadConfigs(t *testing.T) {
 		{"bad.values.yaml", []string{"log: level \"loud\"", "log: format \"xml\"", "codec: \"protobuf\"",
 			"streams.spider_log: partitions = 0", "kafka.brokers: \"nohostport\"", "stats_interval: -1s"}},
 		{"bad.duration.yaml", []string{"shutdown_timeout"}},
+		{"bad.sections.yaml", []string{`unknown key "spider.user_agnt"`}},
+		{"bad.section-values.yaml", []string{"spider: spider: delay: -1s", `db_worker: roles: "batchs"`, "standalone: spiders = 0"}},
 		{"bad.syntax.yaml", []string{"bad.syntax.yaml"}},
 		{"does-not-exist.yaml", []string{"does-not-exist.yaml"}},
 	} {
@@ -88,7 +99,7 @@ func TestPrecedence(t *testing.T) {
 	cfg, err := Load(Options{
 		Files: files,
 		Env: []string{"FRONTIER_STREAMS_SPIDER_FEED_PARTITIONS=7", "FRONTIER_KAFKA_BROKERS=a:1,b:2",
-			"FRONTIER_TEST_KAFKA=ignored:9092", "PATH=/bin"},
+			"FRONTIER_TEST_KAFKA=ignored:9092", "PATH=/bin", "FRONTIER_SPIDER_DELAY=3s", "FRONTIER_DB_WORKER_ROLES=links"},
 		Sets: []string{"log.level=debug"},
 	})
 	if err != nil {
@@ -105,6 +116,9 @@ func TestPrecedence(t *testing.T) {
 	}
 	if got := strings.Join(cfg.Kafka.Brokers, " "); got != "a:1 b:2" {
 		t.Errorf("brokers = %q, want a:1 b:2 from the environment", got)
+	}
+	if cfg.Spider.Delay != 3*time.Second || len(cfg.DBWorker.Roles) != 1 || cfg.DBWorker.Roles[0] != "links" {
+		t.Errorf("nested env overrides: spider.delay = %v, db_worker.roles = %v", cfg.Spider.Delay, cfg.DBWorker.Roles)
 	}
 	if cfg.Log.Level != "debug" {
 		t.Errorf("log.level = %q, want debug from --set", cfg.Log.Level)

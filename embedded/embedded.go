@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	g, gctx := errgroup.WithContext(runCtx)
 
 	dbw, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
-		Logger: log.With("role", "dbworker"), Registerer: deps.Registerer})
+		Logger: log.With("component", "dbworker"), Registerer: deps.Registerer})
 	if err != nil {
 		return Summary{}, fmt.Errorf("embedded: %w", err)
 	}
@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 	for p := range cfg.StrategyWorkers {
 		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(),
-			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("role", "strategyworker"),
+			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("component", "strategyworker", "partition", p),
 			Registerer: prefixed(deps.Registerer, p)})
 		if err != nil {
 			return Summary{}, fmt.Errorf("embedded: %w", err)
@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
 		sd := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Handler: deps.Handler, Partition: p,
-			Logger: log.With("role", "spider"), Registerer: prefixed(deps.Registerer, p), DialContext: deps.DialContext}
+			Logger: log.With("component", "spider"), Registerer: prefixed(deps.Registerer, p), DialContext: deps.DialContext}
 		if p == 0 {
 			sd.Seeds = deps.Seeds
 		}

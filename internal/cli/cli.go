@@ -40,8 +40,10 @@ type Env struct {
 	// PartitionID is --partition-id: the spider-feed partition of a spider, the spider-log partition of a
 	// strategy worker; -1 when the role takes none.
 	PartitionID int
-	// Seeds is the --seeds file of the spider that injects the seeds, or "".
-	Seeds    string
+	// Seeds is the --seeds file of the spider (or standalone process) that injects the seeds, or "".
+	Seeds string
+	// Demo is standalone's --demo: crawl a synthetic multi-host site served on loopback.
+	Demo     bool
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 }
@@ -57,6 +59,7 @@ type flags struct {
 	config      string
 	partitionID int
 	seeds       string
+	demo        bool
 	sets        []string
 }
 
@@ -75,8 +78,11 @@ func parseFlags(role string, args []string, stderr io.Writer) (flags, error) {
 	if _, ok := partitioned[role]; ok {
 		fs.IntVar(&f.partitionID, "partition-id", -1, "the `partition` this process owns (required)")
 	}
-	if role == "spider" {
+	if role == "spider" || role == "standalone" {
 		fs.StringVar(&f.seeds, "seeds", "", "inject the seed URLs of `file` (one a line, # comments) and crawl")
+	}
+	if role == "standalone" {
+		fs.BoolVar(&f.demo, "demo", false, "crawl a synthetic multi-host site served on 127.0.0.2… (no network needed)")
 	}
 	fs.Func("set", "override a configuration `key=value` (repeatable; after files and FRONTIER_* variables)",
 		func(s string) error { f.sets = append(f.sets, s); return nil })
@@ -130,7 +136,7 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Logger: logger, Registry: reg}
+	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Demo: f.demo, Logger: logger, Registry: reg}
 
 	var g run.Group
 	workCtx, cancelWork := context.WithCancel(ctx)
