@@ -403,6 +403,26 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 		sh.link("/slow/1.html", s1.URL, s1.title)
 		f.link(sh.URL, sh.URL, "slow host")
 	}
+	// Subdomains of host1.test: hosts of the same registrable domain, linked to each other and to host1.
+	www, blog := special["www.host1"], special["blog.host1"]
+	if www != nil && blog != nil {
+		var homes []*Page
+		for _, s := range []*Host{www, blog} {
+			home := g.add(s, "/", kindHTML, 200)
+			home.title = s.Name + " home"
+			prev := home
+			for k := 1; k <= 3; k++ {
+				p := g.add(s, fmt.Sprintf("/p/%d.html", k), kindHTML, 200)
+				p.title = fmt.Sprintf("%s page %d", s.Name, k)
+				prev.link(p.key, p.URL, p.title)
+				prev = p
+			}
+			prev.link(h.Origin+"/", h.Origin+"/", "up to "+h.Name)
+			homes = append(homes, home)
+		}
+		homes[0].link(homes[1].URL, homes[1].URL, "blog")
+		f.link(homes[0].URL, homes[0].URL, "www subdomain")
+	}
 	for _, name := range []string{"blackhole", "refused", "nxdomain"} {
 		if s := special[name]; s != nil {
 			p := g.add(s, "/", kindNone, 0)

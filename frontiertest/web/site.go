@@ -33,6 +33,9 @@ const (
 	BlackholeHost = "blackhole.test" // accepts connections and never answers
 	RefusedHost   = "refused.test"   // resolves to an address where nothing listens
 	NXDomainHost  = "nxdomain.test"  // does not resolve
+	// WWWHost and BlogHost are subdomains of host1.test: other hosts of the same registrable domain.
+	WWWHost  = "www.host1.test"
+	BlogHost = "blog.host1.test"
 )
 
 type hostKind int
@@ -43,6 +46,7 @@ const (
 	hostBlackhole
 	hostRefused
 	hostNXDomain
+	hostSubdomain
 )
 
 // Host is one host of the site: its name, where it listens, and what the server measured. The measurement
@@ -233,6 +237,8 @@ func (s *Site) open(cfg Config) (bool, error) {
 			{BlackholeHost, hostBlackhole, RobotsNoAnswer},
 			{RefusedHost, hostRefused, RobotsNoAnswer},
 			{NXDomainHost, hostNXDomain, RobotsNoAnswer},
+			{WWWHost, hostSubdomain, RobotsMissing},
+			{BlogHost, hostSubdomain, RobotsMissing},
 		}
 		for j, sp := range specials {
 			h := &Host{Name: sp.name, kind: sp.kind, Robots: sp.robots}
@@ -421,7 +427,8 @@ func (s *Site) Config() Config { return s.cfg }
 // Hosts returns the content hosts host1.test … hostN.test, in order.
 func (s *Site) Hosts() []*Host { return slices.Clone(s.content) }
 
-// Special returns the special hosts (slow, blackhole, refused, nxdomain); none with Config.Plain.
+// Special returns the special hosts (slow, blackhole, refused, nxdomain, and the subdomains www and blog of
+// host1.test); none with Config.Plain.
 func (s *Site) Special() []*Host { return slices.Clone(s.special) }
 
 // Host returns the host with the given name or URL host (host3.test, HOST3.test:80, 127.0.0.4:40123, or a

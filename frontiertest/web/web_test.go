@@ -229,6 +229,8 @@ func TestReachable(t *testing.T) {
 		s.Host(RefusedHost).Origin + "/":   Refused,
 		"http://nxdomain.test/":            DNSError,
 		"http://slow.test/slow/1.html":     OK,
+		"http://www.host1.test/p/3.html":   OK,
+		"http://blog.host1.test/p/2.html":  OK,
 	} {
 		if got := polite[u]; got != want {
 			t.Errorf("Reachable[%s] = %q, want %q", u, got, want)
