@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"net/url"
 	"slices"
 	"strings"
 	"unsafe"
@@ -448,4 +449,34 @@ func (f *Fingerprinter) AppendURL(dst []byte, rawURL string, scratch []byte) (Fi
 // modified while the view is in use.
 func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Identity is the identity layer as a spider or strategy worker uses it: a configured Fingerprinter plus
+// Frontera's domain meta. It satisfies spider.Identity. It is safe for concurrent use.
+type Identity struct {
+	F *Fingerprinter
+}
+
+// NewIdentity returns the Identity for a fingerprint name and canonicalisation options.
+func NewIdentity(fingerprint string, canon CanonOptions) (Identity, error) {
+	f, err := ParseFingerprinter(fingerprint, canon, ScrapyOptions{})
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{F: f}, nil
+}
+
+// Fingerprint returns the fingerprint of rawURL (canonicalised first).
+func (i Identity) Fingerprint(rawURL string) (Fingerprint, error) { return i.F.URL(rawURL) }
+
+// Domain returns Frontera's meta[b'domain'] for u, with the domain fingerprint filled in (what
+// DomainMiddleware then DomainFingerprintMiddleware produce). A URL without a host, where Frontera raises,
+// gets the net/url view of it.
+func (i Identity) Domain(u *url.URL) MetaDomain {
+	d, err := DomainInfo(u.String())
+	if err != nil {
+		d = MetaDomain{Netloc: u.Host, Name: u.Hostname(), Scheme: u.Scheme}
+	}
+	d.Fingerprint = DomainFingerprint(d.Name).Hex()
+	return d
 }
