@@ -103,3 +103,40 @@ func newKfake(t testing.TB) []string {
 func TestConformanceKfake(t *testing.T) {
 	bustest.Run(t, newTestBus(newKfake(t)))
 }
+
+// TestTopicMustMatchConfig: producers and consumers refuse a topic that is missing or has another partition
+// count than the config, naming both counts.
+func TestTopicMustMatchConfig(t *testing.T) {
+	brokers := newKfake(t)
+	b := openTestBus(t, brokers, map[bus.Stream]int{bus.SpiderFeed: 3})
+	cfg := b.Config()
+	cfg.SpiderFeed.Partitions = 2
+	cfg.SpiderLog.Topic = "no-such-topic"
+	wrong, err := New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrong.Close()
+	ctx := t.Context()
+	if _, err := wrong.Producer(ctx, bus.SpiderFeed, nil); err == nil || !strings.Contains(err.Error(), "exists with 3 partitions, but the config wants 2") {
+		t.Errorf("Producer on a 3-partition topic configured as 2 = %v", err)
+	}
+	if _, err := wrong.Consumer(ctx, bus.SpiderFeed, "g", []int{0}); err == nil || !strings.Contains(err.Error(), "3 partitions") {
+		t.Errorf("Consumer on a 3-partition topic configured as 2 = %v", err)
+	}
+	if _, err := wrong.Producer(ctx, bus.SpiderLog, nil); err == nil || !strings.Contains(err.Error(), `topic "no-such-topic" does not exist`) {
+		t.Errorf("Producer on a missing topic = %v", err)
+	}
+}
+
+// TestLoggerAdapter: kafka-go's messages reach slog at the given level with their arguments formatted.
+func TestLoggerAdapter(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	kafkaLogger(log, slog.LevelDebug, "k", "v").Printf("hidden %d", 1)
+	kafkaLogger(log, slog.LevelWarn, "k", "v").Printf("shown %d\n", 2)
+	out := buf.String()
+	if strings.Contains(out, "hidden") || !strings.Contains(out, `msg="kafka-go: shown 2"`) || !strings.Contains(out, "k=v") {
+		t.Fatalf("log output %q", out)
+	}
+}
