@@ -59,22 +59,23 @@ type Deps struct {
 
 // Spider fetches the requests of one spider-feed partition. Build it with New and call Run once.
 type Spider struct {
-	cfg      Config
-	deps     Deps
-	log      *slog.Logger
-	m        *metrics
-	id       Identity
-	agent    string
-	fetcher  *fetcher
-	robotsF  *fetcher
-	robots   *robotsCache
-	tracker  *tracker
-	reports  chan *outcome
-	runners  sync.WaitGroup
-	hostsMu  sync.Mutex
-	hosts    map[string]*host
-	inflight chan struct{}
-	ctx      context.Context // Run's context: fetches stop when it ends
+	cfg       Config
+	deps      Deps
+	log       *slog.Logger
+	m         *metrics
+	id        Identity
+	agent     string
+	fetcher   *fetcher
+	robotsF   *fetcher
+	robots    *robotsCache
+	tracker   *tracker
+	reports   chan *outcome
+	runners   sync.WaitGroup
+	hostsMu   sync.Mutex
+	hosts     map[string]*host
+	inflight  chan struct{}
+	ctx       context.Context // Run's context: fetches stop when it ends
+	transport *http.Transport // the transport New built (nil when Deps.Transport was given); Run closes its idle connections
 
 	// offsets reported by the previous run (see feedState); used by the feed goroutine only
 	skip        map[int64]bool
@@ -141,7 +142,8 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 	}
 	rt := deps.Transport
 	if rt == nil {
-		rt = newTransport(cfg, deps)
+		s.transport = newTransport(cfg, deps)
+		rt = s.transport
 	}
 	s.fetcher = newFetcher(cfg, rt)
 	rcfg := cfg
@@ -209,6 +211,9 @@ func (s *Spider) Run(ctx context.Context) error {
 		s.log.Warn("spider state not saved", "err", err)
 	}
 	s.logStats(0)
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
 	return runErr
 }
 
