@@ -30,7 +30,8 @@
 // after Config.SlowDelay; blackhole.test accepts connections and never answers; refused.test resolves to an
 // address where nothing listens; nxdomain.test does not resolve; www.host1.test and blog.host1.test are
 // subdomains of host1.test (the same registrable domain, for per-domain budgets; robots.txt 404, four pages
-// each). host1.test's /features.html links to each.
+// each); xn--bcher-kva.test is bücher.test, linked by its Unicode name (IDNHost). host1.test's /features.html
+// links to each.
 //
 // # robots.txt
 //

@@ -423,6 +423,17 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 		homes[0].link(homes[1].URL, homes[1].URL, "blog")
 		f.link(homes[0].URL, homes[0].URL, "www subdomain")
 	}
+	// An internationalised host name, linked by its Unicode name in two cases.
+	if idn := special["xn--bcher-kva"]; idn != nil {
+		home := g.add(idn, "/", kindHTML, 200)
+		home.title = "bücher.test"
+		p := g.add(idn, "/seite.html", kindHTML, 200)
+		p.title = "eine Seite"
+		home.link("seite.html", p.URL, p.title)
+		unicode := strings.Replace(idn.Origin, IDNHost, "bücher.test", 1)
+		f.link(unicode+"/", home.URL, "IDN host")
+		f.link(strings.Replace(idn.Origin, IDNHost, "BÜCHER.test", 1)+"/seite.html", p.URL, "IDN host, upper case")
+	}
 	for _, name := range []string{"blackhole", "refused", "nxdomain"} {
 		if s := special[name]; s != nil {
 			p := g.add(s, "/", kindNone, 0)

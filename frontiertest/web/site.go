@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/idna"
 )
 
 // Names of the special hosts (present unless Config.Plain).
@@ -36,6 +38,8 @@ const (
 	// WWWHost and BlogHost are subdomains of host1.test: other hosts of the same registrable domain.
 	WWWHost  = "www.host1.test"
 	BlogHost = "blog.host1.test"
+	// IDNHost is bücher.test in IDNA form; host1.test links it by its Unicode name.
+	IDNHost = "xn--bcher-kva.test"
 )
 
 type hostKind int
@@ -239,6 +243,7 @@ func (s *Site) open(cfg Config) (bool, error) {
 			{NXDomainHost, hostNXDomain, RobotsNoAnswer},
 			{WWWHost, hostSubdomain, RobotsMissing},
 			{BlogHost, hostSubdomain, RobotsMissing},
+			{IDNHost, hostSubdomain, RobotsMissing},
 		}
 		for j, sp := range specials {
 			h := &Host{Name: sp.name, kind: sp.kind, Robots: sp.robots}
@@ -427,8 +432,8 @@ func (s *Site) Config() Config { return s.cfg }
 // Hosts returns the content hosts host1.test … hostN.test, in order.
 func (s *Site) Hosts() []*Host { return slices.Clone(s.content) }
 
-// Special returns the special hosts (slow, blackhole, refused, nxdomain, and the subdomains www and blog of
-// host1.test); none with Config.Plain.
+// Special returns the special hosts (slow, blackhole, refused, nxdomain, the subdomains www and blog of
+// host1.test, and the IDN host bücher.test); none with Config.Plain.
 func (s *Site) Special() []*Host { return slices.Clone(s.special) }
 
 // Host returns the host with the given name or URL host (host3.test, HOST3.test:80, 127.0.0.4:40123, or a
@@ -583,7 +588,13 @@ func (s *Site) DialContext(ctx context.Context, network, addr string) (net.Conn,
 	if _, err := netip.ParseAddr(host); err == nil {
 		return s.dialer.DialContext(ctx, network, addr)
 	}
-	h := s.byHost[strings.ToLower(strings.TrimSuffix(host, "."))]
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	if !isASCII(name) {
+		if a, err := idna.Lookup.ToASCII(name); err == nil {
+			name = a
+		}
+	}
+	h := s.byHost[name]
 	if h == nil || h.kind == hostNXDomain {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // Normalize resolves ref against base (base may be "" when ref is absolute) and returns the canonical form this
@@ -60,6 +62,13 @@ func normalizeURL(base *url.URL, ref string) (*url.URL, error) {
 	if host == "" {
 		return nil, fmt.Errorf("web: URL %q has no host", ref)
 	}
+	if !isASCII(host) {
+		a, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return nil, fmt.Errorf("web: URL %q: host: %w", ref, err)
+		}
+		host = a
+	}
 	if port := r.Port(); port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
 		host += ":" + port
 	}
@@ -75,6 +84,15 @@ func normalizeURL(base *url.URL, ref string) (*url.URL, error) {
 		out.RawQuery = sortQuery(r.RawQuery)
 	}
 	return out, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // setEscapedPath sets both Path and RawPath so that String() prints exactly p.
