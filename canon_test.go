@@ -87,3 +87,31 @@ func TestCanonicalizeVectors(t *testing.T) {
 		})
 	}
 }
+
+// TestCanonicalizeSpecTable is the table of frontera-0.8-spec.md §9.1, which describes w3lib 1.17–1.22,
+// plus what w3lib 2.5 makes of the same inputs.
+func TestCanonicalizeSpecTable(t *testing.T) {
+	for _, tc := range []struct{ in, want122, want25 string }{
+		{"HTTP://WWW.Example.COM:80/a%7eb/%2fc%3F/%41?q=%7e&z&b=a+b;c=d#frag",
+			"http://www.example.com:80/a~b/%2Fc%3F/A?b=a+b&c=d&q=~&z=",
+			"http://www.example.com:80/a~b/%2Fc%3F/A?b=a+b%3Bc%3Dd&q=~&z="},
+		{"http://user:PASS@Example.com:/p;params?x=1", "http://user:pass@example.com/p;params?x=1",
+			"http://user:PASS@example.com/p;params?x=1"},
+		{"http://www.exämple.com/", "http://www.xn--exmple-cua.com/", "http://www.xn--exmple-cua.com/"},
+		{"http://x.com/?c=%E9", "http://x.com/?c=%E9", "http://x.com/?c=%E9"},
+		{"http://x.com?x=é", "http://x.com/?x=%C3%A9", "http://x.com/?x=%C3%A9"},
+		{"http://x.com/?u=top.rbc.ru/politics/14", "http://x.com/?u=top.rbc.ru%2Fpolitics%2F14", "http://x.com/?u=top.rbc.ru%2Fpolitics%2F14"},
+		{"http://x.com/%2541/%23", "http://x.com/%41/#", "http://x.com/%2541/%23"},
+		{"http://x.com/a/./b/../c", "http://x.com/a/./b/../c", "http://x.com/a/c"},
+	} {
+		for _, m := range []struct {
+			mode CanonMode
+			want string
+		}{{CanonW3lib122, tc.want122}, {CanonW3lib25, tc.want25}} {
+			got, err := CanonOptions{Mode: m.mode}.Canonicalize(tc.in)
+			if err != nil || got != m.want {
+				t.Errorf("%v: Canonicalize(%q) = %q, %v; want %q", m.mode, tc.in, got, err, m.want)
+			}
+		}
+	}
+}

@@ -391,10 +391,10 @@ func upperASCII(c byte) byte {
 
 // removeDotSegments is w3lib's _remove_dot_segments applied to dst[start:], which starts with "/".
 func removeDotSegments(dst []byte, start int) []byte {
-	p := string(dst[start:])
-	if !strings.Contains(p, "/.") {
+	if !hasDotSegment(dst[start:]) {
 		return dst
 	}
+	p := string(dst[start:])
 	segs := strings.Split(p[1:], "/")
 	out := make([]string, 0, len(segs))
 	for _, s := range segs[:len(segs)-1] {
@@ -443,4 +443,21 @@ func normalizeIPv6Host(netloc string) string {
 		return netloc
 	}
 	return netloc[:i] + "[" + pyFormatIPv6(addr, scope) + "]" + netloc[j+1:]
+}
+
+// hasDotSegment reports whether the path has a "." or ".." segment (so "/.well-known" costs nothing).
+func hasDotSegment(p []byte) bool {
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] != '/' || p[i+1] != '.' {
+			continue
+		}
+		j := i + 2
+		if j < len(p) && p[j] == '.' {
+			j++
+		}
+		if j == len(p) || p[j] == '/' {
+			return true
+		}
+	}
+	return false
 }
