@@ -4,15 +4,15 @@
 // Usage: spider --config configs/spider.yaml --partition-id N [--seeds FILE] [--set key=value]…
 //
 // With --seeds, the seed URLs of FILE (one a line, # comments) are published as add_seeds first, once per
-// crawl (see spider.Spider.InjectSeeds). The spider reads the Kafka brokers, topics, codec and identity from the
-// configuration; the spider's own settings (politeness, timeouts, sizes) are spider.DefaultConfig() until the
-// configuration gains a spider section, except stats_interval and shutdown_timeout, which come from it.
+// crawl (see spider.Spider.InjectSeeds). The configuration gives the Kafka brokers, topics, codec and identity,
+// the spider section (politeness, timeouts, sizes: spider.Config) and, when warc.dir is set, the WARC output
+// (every fetched response archived through spider/archive). stats_interval and shutdown_timeout are the
+// common keys.
 package main
 
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,6 +24,8 @@ import (
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/spider/archive"
+	"github.com/frontiercrawl/frontier/warc"
 )
 
 func main() {
@@ -67,22 +69,37 @@ func run(ctx context.Context, env cli.Env) error {
 	}
 	defer log.Close()
 
-	scfg := spider.DefaultConfig()
+	scfg := cfg.Spider
 	scfg.StatsInterval = cfg.StatsInterval
 	scfg.ShutdownTimeout = cfg.ShutdownTimeout
-	return spider.Run(ctx, scfg, spider.Deps{
+	deps := spider.Deps{
 		Feed: feed, Log: log, Codec: c, Identity: id,
 		Partition: env.PartitionID, Seeds: env.Seeds,
 		Logger: env.Logger, Registerer: env.Registry,
-	})
+	}
+	var wr *warc.Writer
+	if cfg.WARC.Dir != "" {
+		wcfg := cfg.WARC
+		if wcfg.UserAgent == "" {
+			wcfg.UserAgent = scfg.UserAgent
+		}
+		if wr, err = warc.New(wcfg, env.Logger.With("component", "warc")); err != nil {
+			return err
+		}
+		deps.Handler = &archive.Handler{W: wr}
+	}
+	err = spider.Run(ctx, scfg, deps)
+	if wr != nil {
+		if cerr := wr.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
-// identity adapts the root package's identity layer to spider.Identity.
-type identity struct {
-	fp *frontier.Fingerprinter
-}
-
-func newIdentity(canon, fingerprint string) (*identity, error) {
+// newIdentity returns the identity layer for the configuration's identity section (canon "w3lib" or
+// "w3lib-1.22", a fingerprint name).
+func newIdentity(canon, fingerprint string) (spider.Identity, error) {
 	if canon == "w3lib" {
 		canon = "" // the default mode: w3lib 2.x
 	}
@@ -90,20 +107,5 @@ func newIdentity(canon, fingerprint string) (*identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp, err := frontier.ParseFingerprinter(fingerprint, frontier.CanonOptions{Mode: mode}, frontier.ScrapyOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &identity{fp: fp}, nil
-}
-
-func (i *identity) Fingerprint(rawURL string) (frontier.Fingerprint, error) { return i.fp.URL(rawURL) }
-
-func (i *identity) Domain(u *url.URL) frontier.MetaDomain {
-	d, err := frontier.DomainInfo(u.String())
-	if err != nil {
-		d = frontier.MetaDomain{Netloc: u.Host, Name: u.Hostname(), Scheme: u.Scheme}
-	}
-	d.Fingerprint = frontier.DomainFingerprint(d.Name).Hex()
-	return d
+	return frontier.NewIdentity(fingerprint, frontier.CanonOptions{Mode: mode})
 }
