@@ -69,6 +69,9 @@ func normalizeURL(base *url.URL, ref string) (*url.URL, error) {
 		}
 		host = a
 	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // IPv6
+	}
 	if port := r.Port(); port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
 		host += ":" + port
 	}
