@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 	"github.com/frontiercrawl/frontier/warc"
@@ -26,7 +28,7 @@ type Config struct {
 	Codec   string        `mapstructure:"codec"`
 	Streams StreamsConfig `mapstructure:"streams"`
 	Kafka   KafkaConfig   `mapstructure:"kafka"`
-	HBase   HBaseConfig   `mapstructure:"hbase"`
+	HBase   hbase.Config  `mapstructure:"hbase"`
 	// Spider configures the spiders (politeness, timeouts, sizes); WARC, when warc.dir is set, archives every
 	// fetched response.
 	Spider spider.Config `mapstructure:"spider"`
@@ -82,13 +84,6 @@ type KafkaConfig struct {
 	Brokers []string `mapstructure:"brokers"`
 }
 
-// HBaseConfig locates HBase's Thrift2 gateway and names Frontier's tables.
-type HBaseConfig struct {
-	Addr        string `mapstructure:"addr"`
-	Namespace   string `mapstructure:"namespace"`
-	TablePrefix string `mapstructure:"table_prefix"`
-}
-
 // StandaloneConfig configures cmd/standalone (package embedded).
 type StandaloneConfig struct {
 	// DataDir holds the Pebble database and the spiders' local state.
@@ -114,7 +109,7 @@ func DefaultConfig() Config {
 			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
 		},
 		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}},
-		HBase:          HBaseConfig{Addr: "127.0.0.1:9090", TablePrefix: "frontier_"},
+		HBase:          hbase.DefaultConfig(),
 		Spider:         spider.DefaultConfig(),
 		WARC:           warc.DefaultConfig(),
 		StrategyWorker: strategyworker.DefaultConfig(),
@@ -153,9 +148,7 @@ func (c Config) Validate() error {
 			add("kafka.brokers", fmt.Errorf("%q is not host:port", b))
 		}
 	}
-	if _, _, err := net.SplitHostPort(c.HBase.Addr); err != nil {
-		add("hbase.addr", fmt.Errorf("%q is not host:port", c.HBase.Addr))
-	}
+	add("hbase", c.HBase.Validate())
 	add("spider", c.Spider.Validate())
 	if c.WARC.Dir != "" {
 		add("warc", c.WARC.Validate())
@@ -241,4 +234,17 @@ func (c StandaloneConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
 	}
 	return errors.Join(errs...)
+}
+
+// KafkaBus returns the kafkabus configuration of this configuration's brokers and streams, with the client id
+// clientID and kafkabus's defaults for everything else.
+func (c *Config) KafkaBus(clientID string) kafkabus.Config {
+	k := kafkabus.DefaultConfig()
+	k.Brokers = c.Kafka.Brokers
+	k.ClientID = clientID
+	stream := func(s StreamConfig) kafkabus.StreamConfig {
+		return kafkabus.StreamConfig{Topic: s.Topic, Partitions: s.Partitions}
+	}
+	k.SpiderLog, k.ScoringLog, k.SpiderFeed = stream(c.Streams.SpiderLog), stream(c.Streams.ScoringLog), stream(c.Streams.SpiderFeed)
+	return k
 }

@@ -1,19 +1,22 @@
-// Command dbworker runs the DB worker: it persists the spider log's metadata and the scoring log's queue updates, and puts batches on each spider's feed partition when the partition's lag falls below the threshold (DESIGN.md §1, §7).
+// Command dbworker runs the DB worker (DESIGN.md §1, §4, §7): it schedules the scoring log's update_score
+// messages into the HBase queue, puts each spider's next batch on its spider-feed partition when the
+// partition's lag falls below db_worker.max_lag, and records page metadata from the spider log. The roles can
+// run in one process or apart (db_worker.roles: scoring, batches, links).
 //
-// Usage: dbworker --config configs/dbworker.yaml [--set key=value]…
-//
-// The role itself is not built yet: it arrives with the workers issue. Today the command loads and validates its
-// configuration (so a broken config is caught) and then exits with an error that says so.
+// Usage: dbworker --config configs/dbworker.yaml [--set db_worker.roles=batches]…
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/internal/cli"
 )
 
@@ -26,6 +29,26 @@ func main() {
 	}
 }
 
-func run(context.Context, cli.Env) error {
-	return errors.New("not implemented yet: this role arrives with the workers issue")
+func run(ctx context.Context, env cli.Env) error {
+	cfg := env.Config
+	c, err := codec.New(cfg.Codec)
+	if err != nil {
+		return err
+	}
+	b, err := kafkabus.New(cfg.KafkaBus("frontier-dbw"), env.Logger, env.Registry)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	hb, err := hbase.New(ctx, cfg.HBase, env.Logger, env.Registry)
+	if err != nil {
+		return err
+	}
+	defer hb.Close()
+	w, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
+		Logger: env.Logger, Registerer: env.Registry})
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
 }

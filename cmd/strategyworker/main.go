@@ -1,20 +1,24 @@
-// Command strategyworker runs a strategy worker: it owns one spider-log partition (--partition-id), runs the URL-seen test through the state cache, scores new links with the configured strategy and publishes update_score to the scoring log (DESIGN.md §1, §5).
+// Command strategyworker runs one strategy worker (DESIGN.md §1, §5): it owns spider-log partition
+// --partition-id, runs the URL-seen test through a bounded cache over the HBase states table, scores new links
+// with the configured strategy (strategy_worker.strategy) and publishes update_score to the scoring log.
 //
-// Usage: strategyworker --config configs/strategyworker.yaml [--set key=value]…
-//
-// The role itself is not built yet: it arrives with the workers issue. Today the command loads and validates its
-// configuration (so a broken config is caught) and then exits with an error that says so.
+// Usage: strategyworker --config configs/strategyworker.yaml --partition-id N [--set key=value]…
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/embedded"
+	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/internal/cli"
+	_ "github.com/frontiercrawl/frontier/strategy/all"
+	"github.com/frontiercrawl/frontier/strategyworker"
 )
 
 func main() {
@@ -26,6 +30,30 @@ func main() {
 	}
 }
 
-func run(context.Context, cli.Env) error {
-	return errors.New("not implemented yet: this role arrives with the workers issue")
+func run(ctx context.Context, env cli.Env) error {
+	cfg := env.Config
+	id, err := embedded.NewIdentity(cfg.Identity.Canonicalization, cfg.Identity.Fingerprint)
+	if err != nil {
+		return err
+	}
+	c, err := codec.New(cfg.Codec)
+	if err != nil {
+		return err
+	}
+	b, err := kafkabus.New(cfg.KafkaBus(fmt.Sprintf("frontier-sw-%d", env.PartitionID)), env.Logger, env.Registry)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	hb, err := hbase.New(ctx, cfg.HBase, env.Logger, env.Registry)
+	if err != nil {
+		return err
+	}
+	defer hb.Close()
+	w, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(),
+		Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger, Registerer: env.Registry})
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
 }
