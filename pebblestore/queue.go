@@ -13,6 +13,7 @@ import (
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/queue"
+	"github.com/frontiercrawl/frontier/state"
 )
 
 // Queue is the queue.Queue on the q, w, i and c keys (layout in the package doc). Safe for concurrent use; it
@@ -22,6 +23,9 @@ type Queue struct {
 	buckets int
 	mu      sync.Mutex    // serialises Schedule, Ack and the w→q move of Next
 	count   map[int]int64 // guarded by mu; mirrors the c keys
+	// indexed holds every fingerprint the i keys may hold (added on Schedule, never removed, rebuilt at
+	// Open), so scheduling a new URL, the common case, skips the index read.
+	indexed *state.Bloom
 }
 
 var _ queue.Queue = (*Queue)(nil)
@@ -46,6 +50,25 @@ func openQueue(d *DB) (*Queue, error) {
 	if err := errors.Join(err, it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
 	}
+	var rows int64
+	for _, n := range q.count {
+		rows += n
+	}
+	q.indexed, err = state.NewBloom(state.BloomConfig{Expected: uint64(max(4_000_000, 4*rows)), FPRate: 0.01},
+		d.log.With("filter", "queue index"))
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: queue index filter: %w", err)
+	}
+	it, err = d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxIndex}, UpperBound: []byte{pfxIndex + 1}})
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: load queue index: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		q.indexed.Add(it.Key()[1:])
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblestore: load queue index: %w", err)
+	}
 	return q, nil
 }
 
@@ -60,6 +83,9 @@ func (q *Queue) rowKey(it *queue.Item) []byte {
 
 // lookup returns the row key the index holds for fp, or nil.
 func (q *Queue) lookup(fp []byte) ([]byte, error) {
+	if !q.indexed.Test(fp) {
+		return nil, nil
+	}
 	v, closer, err := q.d.db.Get(prefixed(pfxIndex, fp))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
@@ -129,6 +155,7 @@ func (q *Queue) schedule(items []queue.Item, last map[string]int) error {
 			}
 		}
 		delta[it.Partition]++
+		q.indexed.Add(it.Fingerprint)
 		if err := errors.Join(
 			b.Set(key, encodeQueueValue(it.Score, it.NotBefore, it.Host, it.Request), nil),
 			b.Set(prefixed(pfxIndex, it.Fingerprint), key, nil),

@@ -1,0 +1,116 @@
+package queuetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"syscall"
+	"time"
+
+	"github.com/frontiercrawl/frontier/queue"
+)
+
+// Items returns n due items of partition p spread over hosts hosts, with random scores (deterministic).
+func Items(p, n, hosts int, seed uint64) []queue.Item {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	out := make([]queue.Item, n)
+	for i := range out {
+		h := rng.IntN(hosts)
+		out[i] = queue.Item{
+			Partition:   p,
+			Host:        fmt.Sprintf("host%05d.example.com", h),
+			Fingerprint: FP(fmt.Sprintf("%d/%d/%d", seed, p, i)),
+			Score:       rng.Float64(),
+			Request:     fmt.Appendf(nil, "\x94\xd9\x2ehttp://host%05d.example.com/page/%d/item\xa3GET\x80\x80", h, i),
+		}
+	}
+	return out
+}
+
+// Load schedules items in batches of 4,096.
+func Load(tb testing.TB, q queue.Queue, items []queue.Item) {
+	tb.Helper()
+	for lo := 0; lo < len(items); lo += 4096 {
+		if err := q.Schedule(context.Background(), items[lo:min(lo+4096, len(items))]); err != nil {
+			tb.Fatalf("queuetest: load: %v", err)
+		}
+	}
+}
+
+// BenchSchedule measures Schedule of new URLs in batches of batch items over 10,000 hosts and 8 partitions;
+// it reports URLs/s and URLs/cpu-s (time inside Schedule only: the benchmark makes fresh fingerprints
+// between calls).
+func BenchSchedule(b *testing.B, q queue.Queue, batch int) {
+	const pool = 64
+	batches := make([][]queue.Item, pool)
+	for i := range batches {
+		batches[i] = Items(i%8, batch, 10_000, uint64(i)+100)
+	}
+	ctx := context.Background()
+	n := 0
+	var spent, cpu time.Duration
+	for b.Loop() {
+		items := batches[n%pool]
+		if n >= pool { // new fingerprints every round, so each op schedules new rows
+			for i := range items {
+				items[i].Fingerprint = FP(fmt.Sprintf("r%d/%d", n, i))
+			}
+		}
+		start, c0 := time.Now(), cpuTime()
+		if err := q.Schedule(ctx, items); err != nil {
+			b.Fatal(err)
+		}
+		spent += time.Since(start)
+		cpu += cpuTime() - c0
+		n++
+	}
+	b.ReportMetric(float64(n*batch)/spent.Seconds(), "URLs/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(n*batch)/cpu.Seconds(), "URLs/cpu-s")
+	}
+}
+
+// NextLimits is the batch shape of the Next benchmark: 1,024 requests, at most 128 per host, at least 24
+// hosts (Frontera's BC_MAX_REQUESTS_PER_HOST and BC_MIN_HOSTS).
+var NextLimits = queue.Limits{Max: 1024, PerHost: 128, MinHosts: 24}
+
+// BenchNext measures Next(NextLimits) on a queue holding rows due items of partition 0 over hosts hosts (it
+// loads them). With ack, every op also acknowledges its batch (the queue drains as a crawl's would); without,
+// every op reads the same best rows. It reports ms/batch (wall), cpu-ms/batch and items/batch.
+func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
+	Load(b, q, Items(0, rows, hosts, 1))
+	ctx := context.Background()
+	var n, items int
+	var spent, cpu time.Duration
+	for b.Loop() {
+		start, c0 := time.Now(), cpuTime()
+		got, err := q.Next(ctx, 0, time.Now().Unix(), NextLimits)
+		spent += time.Since(start)
+		cpu += cpuTime() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ack {
+			if err := q.Ack(ctx, got); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n++
+		items += len(got)
+	}
+	b.ReportMetric(float64(spent.Microseconds())/1000/float64(n), "ms/batch")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/batch")
+	b.ReportMetric(float64(items)/float64(n), "items/batch")
+}
+
+// cpuTime returns the CPU time (user + system) the process has used, so that benchmarks can report work per
+// CPU-second as well as per wall-second: on a machine shared with other loads, wall time measures the
+// neighbours as much as the code.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
