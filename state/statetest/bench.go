@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"testing"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/frontiercrawl/frontier"
