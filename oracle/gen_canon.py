@@ -350,6 +350,38 @@ def gen_vectors(out):
         f.write("\n")
     print("wrote %d vectors to %s" % (len(vectors), out), file=sys.stderr)
     gen_unicode_vectors(os.path.join(os.path.dirname(out), "unicode.json"))
+    write_fuzz_seeds([it["in"] for it in items if "b64" not in it])
+
+
+def go_quote(s):
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif o < 0x20 or o == 0x7F:
+            out.append("\\x%02x" % o)
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def write_fuzz_seeds(inputs, n=120, seed=99):
+    """Seed corpora for FuzzCanonicalize and FuzzCanonResolve under testdata/fuzz/ (Go's corpus format)."""
+    rnd = random.Random(seed)
+    picks = inputs[:40] + rnd.sample(inputs[40:], min(n - 40, len(inputs) - 40))
+    for name in ("FuzzCanonicalize", "FuzzCanonResolve"):
+        d = os.path.join(ROOT, "testdata", "fuzz", name)
+        os.makedirs(d, exist_ok=True)
+        for i, u in enumerate(picks):
+            if name == "FuzzCanonicalize":
+                body = "go test fuzz v1\nstring(%s)\n" % go_quote(u)
+            else:
+                base = rnd.choice(["", "http://example.com/a/b/c?q#f", "https://Ex\u00e4mple.com:443/x/"])
+                body = "go test fuzz v1\nstring(%s)\nstring(%s)\n" % (go_quote(base), go_quote(u))
+            with open(os.path.join(d, "seed-%03d" % i), "w") as f:
+                f.write(body)
 
 
 # Code point pools for the Unicode unit vectors: scripts, compatibility forms, combining marks, dots,
