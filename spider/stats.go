@@ -68,7 +68,7 @@ func (s *Spider) logStats(interval time.Duration) {
 		return float64(n) / secs * per
 	}
 	s.log.Info("spider stats",
-		"partition", s.deps.Partition,
+		"feed_partition", s.deps.Partition,
 		"interval", interval.Round(time.Millisecond),
 		"pages", pages, "pages_per_min", int64(rate(pages, 60)),
 		"bytes_per_s", int64(rate(bytes, 1)),
