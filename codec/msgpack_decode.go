@@ -129,7 +129,10 @@ func (d *mpReader) wrongType(want string, c byte) error {
 // n*minBytes bytes remain, so no length prefix can make us allocate more than the input justifies.
 func (d *mpReader) length(size int, minBytes int, what string) (int, error) {
 	start := d.off
-	u, err := d.uintN(size, what+" length")
+	if size > len(d.b)-d.off {
+		return 0, d.errf(ErrTruncated, "input ends inside the length of %s", what)
+	}
+	u, err := d.uintN(size, what)
 	if err != nil {
 		return 0, err
 	}
