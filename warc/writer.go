@@ -151,6 +151,9 @@ func (w *Writer) prepare(r *Record, block [][]byte, payload []byte, hasPayload b
 // Write appends the records, in order and contiguously in one file, and returns the position of the first.
 // The Writer fills each record's ID and Date when they are empty (so the caller can read them back).
 func (w *Writer) Write(recs ...*Record) (Position, error) {
+	if len(recs) == 0 {
+		return Position{}, nil
+	}
 	members := make([]member, 0, len(recs))
 	defer func() {
 		for _, m := range members {

@@ -69,6 +69,9 @@ func DefaultConfig() Config {
 	}
 }
 
+// specialHosts bounds the addresses the special hosts take after the content hosts.
+const specialHosts = 8
+
 // maxHosts keeps every address inside 127.0.0.0/8 and the graph small enough to build at once.
 const maxHosts = 60000
 
@@ -92,7 +95,7 @@ func (c Config) Validate() error {
 	}
 	if !c.FirstIP.Is4() || !c.FirstIP.IsLoopback() {
 		errs = append(errs, fmt.Errorf("web: first IP %v is not an IPv4 loopback address", c.FirstIP))
-	} else if a := c.FirstIP.As4(); int(a[1])<<16|int(a[2])<<8|int(a[3])+c.Hosts+3 > 1<<24-1 {
+	} else if a := c.FirstIP.As4(); int(a[1])<<16|int(a[2])<<8|int(a[3])+c.Hosts+specialHosts > 1<<24-1 {
 		errs = append(errs, fmt.Errorf("web: %d hosts from %v run past 127.255.255.254", c.Hosts, c.FirstIP))
 	}
 	if c.CrawlDelay < 0 {

@@ -49,7 +49,7 @@
 // upper-case host, explicit :80. Every content host also has /private/…, /~user/index.html (linked as
 // /%7Euser/…) and /list?a=1&b=2 (linked with the arguments reordered). host1.test's /features.html links: a
 // 301→302→307→308 redirect chain (/r/chain/1), a relative Location, a cross-host redirect (/r/cross, to the
-// last host), a redirect loop (/r/loop/a), errors 404/410/500/503 (/err/N), a PDF (/files/doc.pdf, whose text
+// last host), a redirect loop (/r/loop/a), errors 404/410/429/500/503 (/err/N; 429 and 503 with Retry-After: 1), a PDF (/files/doc.pdf, whose text
 // names PDFTrapPath: a crawler must not follow it), the large pages /large.html and /large-chunked.html (Config.LargeBytes, streamed; the second without
 // Content-Length),
 // HTML and PDF served without Content-Type (/sniff/…), gzip and brotli pages (/enc/…, encoded when the

@@ -281,7 +281,7 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	redirect("/r/loop/b", 302, "/r/loop/a", h.Origin+"/r/loop/a")
 
 	// Errors.
-	for _, st := range []int{404, 410, 500, 503} {
+	for _, st := range []int{404, 410, 429, 500, 503} {
 		key := fmt.Sprintf("/err/%d", st)
 		p := g.add(h, key, kindError, st)
 		p.title = fmt.Sprintf("error %d", st)

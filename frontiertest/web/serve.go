@@ -131,7 +131,7 @@ func (p *Page) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(p.Status)
 		fmt.Fprintf(w, "<!DOCTYPE html>\n<html><body><p>Moved to <a href=\"%s\">%s</a></p></body></html>\n", html.EscapeString(p.location), html.EscapeString(p.location))
 	case kindError:
-		if p.Status == http.StatusServiceUnavailable {
+		if p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests {
 			hdr.Set("Retry-After", "1")
 		}
 		hdr.Set("Content-Type", p.ContentType)

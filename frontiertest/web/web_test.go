@@ -555,7 +555,9 @@ func TestMeasurement(t *testing.T) {
 			t.Errorf("bad log entry %+v", r)
 		}
 	}
-	if len(ids) > conns || h.MaxConns() > conns || h.Accepted() != len(ids) {
+	// A transport may dial a connection and then use one that became idle meanwhile (accepted ≥ used), and
+	// close an idle one beyond its idle cap and dial again later: only MaxConns is bounded.
+	if len(ids) > h.Accepted() || h.MaxConns() > conns {
 		t.Errorf("%d connection ids, MaxConns %d, accepted %d; the transport allowed %d", len(ids), h.MaxConns(), h.Accepted(), conns)
 	}
 	if gap, ok := h.MinGap(nil); !ok || gap < 0 {
