@@ -230,7 +230,7 @@ func (s *jsonScanner) rawStr() (p []byte, fresh bool, err error) {
 // -Infinity are numbers. Objects never occur in it and are rejected.
 func decodeTyped(p []byte) (frontier.Value, error) {
 	s := jsonScanner{b: p}
-	v, err := s.typed(0)
+	v, err := s.typed(0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -257,38 +257,42 @@ func (s *jsonScanner) expect(c byte, what string) error {
 	return nil
 }
 
-// array consumes a JSON array, calling item for each element with s at the element.
-func (s *jsonScanner) array(what string, item func(i int) error) error {
+// arrayStart consumes the '[' of a JSON array and reports whether the array is empty (then its ']' is consumed
+// too). Elements are then read with arrayNext between them:
+//
+//	for more, err := s.arrayStart(what); more; more, err = s.arrayNext(what) { … }
+func (s *jsonScanner) arrayStart(what string) (more bool, err error) {
 	if err := s.expect('[', what); err != nil {
-		return err
+		return false, err
 	}
 	s.ws()
 	if s.off < len(s.b) && s.b[s.off] == ']' {
 		s.off++
-		return nil
+		return false, nil
 	}
-	for i := 0; ; i++ {
-		if err := item(i); err != nil {
-			return err
-		}
-		s.ws()
-		if s.off >= len(s.b) {
-			return s.errf(ErrTruncated, "input ends inside %s", what)
-		}
-		switch s.b[s.off] {
-		case ',':
-			s.off++
-		case ']':
-			s.off++
-			return nil
-		default:
-			return s.errf(ErrMalformed, "want , or ] in %s, got %q", what, s.b[s.off])
-		}
-	}
+	return true, nil
 }
 
-// typed reads one [type, value] pair.
-func (s *jsonScanner) typed(depth int) (frontier.Value, error) {
+// arrayNext consumes the ',' before another element (more is true) or the closing ']' (more is false).
+func (s *jsonScanner) arrayNext(what string) (more bool, err error) {
+	s.ws()
+	if s.off >= len(s.b) {
+		return false, s.errf(ErrTruncated, "input ends inside %s", what)
+	}
+	switch s.b[s.off] {
+	case ',':
+		s.off++
+		return true, nil
+	case ']':
+		s.off++
+		return false, nil
+	}
+	return false, s.errf(ErrMalformed, "want , or ] in %s, got %q", what, s.b[s.off])
+}
+
+// typed reads one [type, value] pair. For a dict key (isKey), the bytes keys Frontera uses come from
+// internedKeys, as in the msgpack decoder.
+func (s *jsonScanner) typed(depth int, isKey bool) (frontier.Value, error) {
 	if depth > MaxDepth {
 		return nil, s.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
 	}
@@ -321,6 +325,12 @@ func (s *jsonScanner) typed(depth int) (frontier.Value, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isKey {
+			if k, ok := internedKeys[string(p)]; ok {
+				v = k
+				break
+			}
+		}
 		if !fresh {
 			p = bytes.Clone(p)
 			if p == nil {
@@ -329,46 +339,47 @@ func (s *jsonScanner) typed(depth int) (frontier.Value, error) {
 		}
 		v = p
 	case "dict":
-		m := frontier.Map{}
-		err := s.array("a dict", func(i int) error {
-			if err := s.expect('[', "a [key, value] dict item"); err != nil {
-				return err
+		m := make(frontier.Map, 0, 8) // meta and domain maps hold 6 to 8 entries
+		more, err := s.arrayStart("a dict")
+		for i := 0; more && err == nil; i++ {
+			var k, val frontier.Value
+			if err = s.expect('[', "a [key, value] dict item"); err != nil {
+				break
 			}
-			k, err := s.typed(depth + 1)
-			if err != nil {
-				return fmt.Errorf("dict key %d: %w", i, err)
+			if k, err = s.typed(depth+1, true); err != nil {
+				return nil, fmt.Errorf("dict key %d: %w", i, err)
 			}
 			switch k.(type) {
 			case frontier.Map, []frontier.Value, frontier.Tuple:
-				return fmt.Errorf("dict key %d is an unhashable %T: %w", i, k, ErrMalformed)
+				return nil, fmt.Errorf("dict key %d is an unhashable %T: %w", i, k, ErrMalformed)
 			}
-			if err := s.expect(',', "',' in a [key, value] dict item"); err != nil {
-				return err
+			if err = s.expect(',', "',' in a [key, value] dict item"); err != nil {
+				break
 			}
-			val, err := s.typed(depth + 1)
-			if err != nil {
-				return fmt.Errorf("[%s]: %w", describeKey(k), err)
+			if val, err = s.typed(depth+1, false); err != nil {
+				return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
 			}
-			if err := s.expect(']', "the end of a [key, value] dict item"); err != nil {
-				return err
+			if err = s.expect(']', "the end of a [key, value] dict item"); err != nil {
+				break
 			}
 			m = append(m, frontier.Entry{Key: k, Value: val})
-			return nil
-		})
+			more, err = s.arrayNext("a dict")
+		}
 		if err != nil {
 			return nil, err
 		}
 		v = m
 	case "list", "tuple":
 		l := []frontier.Value{}
-		err := s.array("a "+string(tag), func(i int) error {
-			x, err := s.typed(depth + 1)
-			if err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
+		more, err := s.arrayStart("a list")
+		for i := 0; more && err == nil; i++ {
+			var x frontier.Value
+			if x, err = s.typed(depth+1, false); err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
 			l = append(l, x)
-			return nil
-		})
+			more, err = s.arrayNext("a list")
+		}
 		if err != nil {
 			return nil, err
 		}
