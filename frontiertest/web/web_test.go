@@ -512,7 +512,11 @@ func TestMeasurement(t *testing.T) {
 	c := &http.Client{Transport: tr}
 	// Hold conns requests in flight at once against the slow path: a barrier at the server side is not
 	// available, so keep the connections busy with the large page.
-	s2 := Start(t, func() Config { cfg := smallConfig(); cfg.LargeBytes = 256 << 20 // far more than socket buffers hold: every handler stays in flight; return cfg }())
+	s2 := Start(t, func() Config {
+		cfg := smallConfig()
+		cfg.LargeBytes = 256 << 20 // far more than socket buffers hold: every handler stays in flight
+		return cfg
+	}())
 	h1 := s2.Host("host1.test")
 	tr2 := s2.Transport()
 	defer tr2.CloseIdleConnections()
