@@ -333,3 +333,49 @@ func FuzzParseSeedLine(f *testing.F) {
 }
 
 func busMsg(off int64) bus.Message { return bus.Message{Offset: off} }
+
+// TestRobotsUnavailableIsRetried: a robots.txt that answers 503 closes the host for RobotsErrorTTL only; the
+// next request after that fetches robots.txt again.
+func TestRobotsUnavailableIsRetried(t *testing.T) {
+	var mu sync.Mutex
+	robotsCalls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			mu.Lock()
+			robotsCalls++
+			n := robotsCalls
+			mu.Unlock()
+			if n == 1 {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+	}))
+	defer srv.Close()
+	cfg := testConfig(t)
+	cfg.RobotsErrorTTL = 50 * time.Millisecond
+	h := newHarness(t, nil, []string{srv.URL + "/a"})
+	stop := h.start(cfg)
+	defer stop()
+	got := h.waitOutcomes([]string{srv.URL + "/a"})
+	if re, ok := got[srv.URL+"/a"].(*frontier.RequestError); !ok || re.Error != ErrNameRobotsUnavail {
+		t.Fatalf("first: %v, want RobotsUnavailable", got[srv.URL+"/a"])
+	}
+	time.Sleep(2 * cfg.RobotsErrorTTL) // let the verdict expire (ordering, not a timing assertion)
+	h.feed.add(srv.URL+"/b", srv.URL+"/private/c")
+	got = h.waitOutcomes([]string{srv.URL + "/b", srv.URL + "/private/c"})
+	if _, ok := got[srv.URL+"/b"].(*frontier.PageCrawled); !ok {
+		t.Errorf("after the TTL: %v, want page_crawled", got[srv.URL+"/b"])
+	}
+	if re, ok := got[srv.URL+"/private/c"].(*frontier.RequestError); !ok || re.Error != ErrNameRobots {
+		t.Errorf("disallowed: %v, want RobotsDisallowed", got[srv.URL+"/private/c"])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if robotsCalls != 2 {
+		t.Errorf("robots.txt fetched %d times, want 2", robotsCalls)
+	}
+}
