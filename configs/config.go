@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/hbase"
@@ -59,8 +60,8 @@ type MetricsConfig struct {
 
 // IdentityConfig chooses how URLs are identified (DESIGN.md §2).
 type IdentityConfig struct {
-	// Canonicalization is the canonical-URL rule set: "w3lib" (w3lib 2.x, what Scrapy installs today) or
-	// "w3lib-1.22" (Frontera's era; its fingerprints match data written by Frontera).
+	// Canonicalization is the canonical-URL rule set: "w3lib-2.5" (what Scrapy installs today) or "w3lib-1.22"
+	// (Frontera's era; its fingerprints match data written by Frontera).
 	Canonicalization string `mapstructure:"canonicalization"`
 	// Fingerprint names the URL fingerprint function: sha1, md5, hostname_local, scrapy, scrapy_legacy.
 	Fingerprint string `mapstructure:"fingerprint"`
@@ -101,7 +102,7 @@ func DefaultConfig() Config {
 	return Config{
 		Log:      LogConfig{Level: "info", Format: "text"},
 		Metrics:  MetricsConfig{Addr: "127.0.0.1:0"},
-		Identity: IdentityConfig{Canonicalization: "w3lib", Fingerprint: "sha1"},
+		Identity: IdentityConfig{Canonicalization: "w3lib-2.5", Fingerprint: "sha1"},
 		Codec:    "msgpack",
 		Streams: StreamsConfig{
 			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2},
@@ -178,20 +179,23 @@ func (c LogConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Validate checks the names against the known rule sets and functions.
+// Validate checks the names with the identity layer's own parsers.
 func (c IdentityConfig) Validate() error {
-	var errs []error
-	switch c.Canonicalization {
-	case "w3lib", "w3lib-1.22":
-	default:
-		errs = append(errs, fmt.Errorf("canonicalization %q is not w3lib or w3lib-1.22", c.Canonicalization))
+	_, err := c.New()
+	return err
+}
+
+// New returns the identity layer this section configures.
+func (c IdentityConfig) New() (frontier.Identity, error) {
+	mode, err := frontier.ParseCanonMode(c.Canonicalization)
+	if err != nil {
+		return frontier.Identity{}, fmt.Errorf("canonicalization: %w", err)
 	}
-	switch c.Fingerprint {
-	case "sha1", "md5", "hostname_local", "scrapy", "scrapy_legacy":
-	default:
-		errs = append(errs, fmt.Errorf("fingerprint %q is not one of sha1, md5, hostname_local, scrapy, scrapy_legacy", c.Fingerprint))
+	id, err := frontier.NewIdentity(c.Fingerprint, frontier.CanonOptions{Mode: mode})
+	if err != nil {
+		return frontier.Identity{}, fmt.Errorf("fingerprint: %w", err)
 	}
-	return errors.Join(errs...)
+	return id, nil
 }
 
 // Validate checks the topic name and partition count.

@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/frontiercrawl/frontier"
+
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
@@ -38,7 +40,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	cfg.Spider.MaxBodyBytes = 1 << 20
 	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
 	cfg.Pebble.Sync = false
-	id, err := NewIdentity("w3lib", "sha1")
+	id, err := frontier.NewIdentity("sha1", frontier.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

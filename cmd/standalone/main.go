@@ -46,7 +46,7 @@ func main() {
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
 	ecfg := embeddedConfig(cfg)
-	id, err := embedded.NewIdentity(cfg.Identity.Canonicalization, cfg.Identity.Fingerprint)
+	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
 	}

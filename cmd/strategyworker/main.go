@@ -14,7 +14,6 @@ import (
 
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
@@ -32,7 +31,7 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
-	id, err := embedded.NewIdentity(cfg.Identity.Canonicalization, cfg.Identity.Fingerprint)
+	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
 	}
