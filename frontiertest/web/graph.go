@@ -126,7 +126,7 @@ func build(cfg Config, content []*Host, special map[string]*Host) *graph {
 	}
 	// Links of regular pages: each page links the next, so a host's home page reaches all of them, then random
 	// ones, some to other hosts, written in every form a page may use.
-	for i, h := range content {
+	for i := range content {
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 		for k, p := range regular[i] {
 			if k+1 < n {
@@ -143,7 +143,6 @@ func build(cfg Config, content []*Host, special map[string]*Host) *graph {
 				p.link(hrefVariant(rng, cfg, p, t), t.URL, t.title)
 			}
 		}
-		_ = h
 	}
 	if !cfg.Plain {
 		for i, h := range content {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -660,7 +659,6 @@ func TestPlain(t *testing.T) {
 	if got := len(r.URLs(OK)); got != 12 {
 		t.Errorf("%d pages reachable, want 12", got)
 	}
-	_ = url.URL{}
 }
 
 func TestFetches(t *testing.T) {
