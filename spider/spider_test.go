@@ -2,6 +2,7 @@ package spider
 
 import (
 	"context"
+	"crypto/tls"
 	"net/url"
 	"slices"
 	"strings"
@@ -303,5 +304,45 @@ func TestCrawlSyntheticSite(t *testing.T) {
 	// The feed is committed to the end.
 	if c := h.feed.Committed(); c != int64(len(urls)) {
 		t.Errorf("committed %d, want %d", c, len(urls))
+	}
+}
+
+// TestCrawlOverTLSAndHTTP2 crawls the synthetic web served over HTTPS: every page comes over HTTP/2 (ALPN),
+// on one connection per host.
+func TestCrawlOverTLSAndHTTP2(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Plain, wcfg.TLS = true, true
+	wcfg.Hosts, wcfg.PagesPerHost = 3, 10
+	site := web.Start(t, wcfg)
+	var urls []string
+	for _, p := range site.Pages() {
+		urls = append(urls, p.URL)
+	}
+	h := newHarness(t, site, urls)
+	var mu sync.Mutex
+	protos := map[string]int{}
+	h.deps.TLSConfig = &tls.Config{RootCAs: site.CertPool()}
+	h.deps.Handler = HandlerFunc(func(_ context.Context, f *Fetched) error {
+		mu.Lock()
+		protos[f.Proto]++
+		mu.Unlock()
+		return nil
+	})
+	cfg := testConfig(t)
+	stop := h.start(cfg)
+	got := h.waitOutcomes(urls)
+	stop()
+	for _, u := range urls {
+		if pc, ok := got[u].(*frontier.PageCrawled); !ok || pc.Response.Status != 200 {
+			t.Errorf("%s: %v", u, got[u])
+		}
+	}
+	if protos["HTTP/2.0"] != len(urls) {
+		t.Errorf("protocols %v, want HTTP/2.0 for all %d pages", protos, len(urls))
+	}
+	for _, host := range site.Hosts() {
+		if n := host.MaxConns(); n > 1 {
+			t.Errorf("%s: %d connections at once", host.Name, n)
+		}
 	}
 }
