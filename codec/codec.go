@@ -30,14 +30,22 @@
 //
 // Encoding and decoding are written by hand over the msgpack format rather than through
 // github.com/vmihailenco/msgpack/v5's reflection or its Encoder/Decoder streams: the feed request is the hot path
-// (every URL crosses it twice), and append-style encoding into one buffer with no reflection, no interface
-// boxing and no intermediate tree is several times faster and allocates once per message. It also makes
-// the guarantees below easy to audit. The msgpack/v5 library is used in the tests as an independent reader.
+// (every URL crosses it twice), and append-style encoding into one caller-owned buffer, with no reflection, no
+// io.Writer indirection and no intermediate tree, allocates once per message (or never, with AppendRequest).
+// Frontera's byte layout also needs control the library does not give directly: ordered maps with mixed bin/str
+// keys, msgpack-python's choice of integer encodings, and the bin tag check. Writing the decoder by hand makes
+// the bounds and error guarantees below easy to audit. msgpack/v5 is used in the fuzz test as an independent
+// reader of our bytes.
 //
 // # Decoding untrusted bytes
 //
 // Decoders never panic on bad input. They return an error that names the message, the field path and the byte
-// offset (e.g. `codec: msgpack: le: links[3]: meta["domain"]: at byte 517: want bin or str, got int`), and wrap
+// offset, e.g.
+//
+//	codec: msgpack: links_extracted: links[3]: http://example.com/: meta: [b"domain"]: [b"name"]: at byte 472:
+//	float of 8 bytes, but only 5 left: codec: input truncated
+//
+// and wrap
 // one of ErrTruncated, ErrUnknownTag or ErrMalformed for errors.Is. A length prefix is checked against the bytes
 // left before anything is allocated, so memory stays proportional to the input, and nesting is limited to
 // MaxDepth levels.
@@ -47,7 +55,9 @@
 // The Go model is narrower than Python's, so a few shapes Frontera accepts decode but re-encode differently:
 // a header whose value is a single bin instead of a list (Frontera's Discovery strategy sends one) becomes a
 // one-value list; str header names, bin URLs, bin cookies and float32 values are normalised to the types above;
-// an int score in update_score becomes a float. The JSON codec carries bytes as UTF-8 text (as Frontera's does),
+// a nil header value becomes an empty list; an int score in update_score becomes a float; a meta entry under a
+// str "frontier_body" key is dropped on encode. Cookies must be str → str (Scrapy's list-of-dicts form is an
+// error). The JSON codec carries bytes as UTF-8 text (as Frontera's does),
 // so a non-UTF-8 bin value, including a binary request body, cannot be JSON-encoded and is an error.
 //
 // # Concurrency
