@@ -344,6 +344,12 @@ func runChecker(t *testing.T, dir string, wantRecords int64) map[string]any {
 	if got := int64(summary["records"].(float64)); got != wantRecords {
 		t.Errorf("warcio read %d records, the writer wrote %d", got, wantRecords)
 	}
+	// And warcio's own command line checker, as a user would run it.
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	cli := exec.Command(filepath.Join("..", ".venv", "oracle", "bin", "warcio"), append([]string{"check", "-v"}, files...)...)
+	if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "digest pass") || strings.Contains(string(out), "fail") {
+		t.Errorf("warcio check: %v\n%s", err, out)
+	}
 	return summary
 }
 
