@@ -1,6 +1,8 @@
 package frontiertest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,4 +35,11 @@ func TestLogger(t *testing.T) {
 	}
 	DiscardLogger().Error("nowhere")
 	Logger(t).Info("real test log works")
+}
+
+func TestRepoRoot(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(RepoRoot(t), "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module github.com/frontiercrawl/frontier\n") {
+		t.Fatalf("RepoRoot's go.mod: %v %.60q", err, mod)
+	}
 }

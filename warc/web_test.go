@@ -2,19 +2,17 @@ package warc_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/warc"
 )
@@ -107,28 +105,7 @@ func TestArchiveTheSyntheticWeb(t *testing.T) {
 	if len(w.Files()) < 2 {
 		t.Errorf("%d files, want rotations at 4 KiB", len(w.Files()))
 	}
-	py := filepath.Join("..", ".venv", "oracle", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the oracle venv is missing (%v): run oracle/setup.sh", err)
-		}
-		t.Skipf("the oracle venv is missing: %v", err)
-	}
-	out, err := exec.Command(py, filepath.Join("..", "oracle", "check_warc.py"), "--names", wcfg.Dir).Output()
-	var sum struct {
-		Records   int
-		Problems  []string
-		Responses []struct {
-			URI          string
-			Status       int
-			PayloadBytes int `json:"payload_bytes"`
-			Truncated    string
-			IP           string
-		}
-	}
-	if jerr := json.Unmarshal(out, &sum); jerr != nil || err != nil || len(sum.Problems) > 0 {
-		t.Fatalf("check_warc.py: %v %v\n%s", err, jerr, out)
-	}
+	sum := frontiertest.CheckWARC(t, wcfg.Dir)
 	if len(sum.Responses) != len(cases) {
 		t.Fatalf("warcio read %d responses, %d were archived", len(sum.Responses), len(cases))
 	}
