@@ -26,6 +26,13 @@ type Queue struct {
 	// indexed holds every fingerprint the i keys may hold (added on Schedule, never removed, rebuilt at
 	// Open), so scheduling a new URL, the common case, skips the index read.
 	indexed *state.Bloom
+	// start is, per partition, a key at or before the partition's first live q row, so that Next does not
+	// wade through the deletion tombstones that acknowledged batches leave at the head of the partition until
+	// compaction removes them. Writes lower it; Next raises it to the first live row it saw, lowered by any
+	// row written since its iterator's snapshot (written, recorded while a Next runs). Guarded by mu.
+	start   map[int][]byte
+	written map[int]*[]byte
+	nextMu  map[int]*sync.Mutex // one Next per partition at a time
 }
 
 var _ queue.Queue = (*Queue)(nil)
@@ -34,7 +41,8 @@ var _ queue.Queue = (*Queue)(nil)
 var ErrPartitionRange = fmt.Errorf("pebblestore: partition outside [0, %d]", uint64(maxPartition))
 
 func openQueue(d *DB) (*Queue, error) {
-	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64)}
+	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64),
+		start: make(map[int][]byte), written: make(map[int]*[]byte), nextMu: make(map[int]*sync.Mutex)}
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxCount}, UpperBound: []byte{pfxCount + 1}})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
@@ -156,6 +164,7 @@ func (q *Queue) schedule(items []queue.Item, last map[string]int) error {
 		}
 		delta[it.Partition]++
 		q.indexed.Add(it.Fingerprint)
+		q.lowerStart(it.Partition, key)
 		if err := errors.Join(
 			b.Set(key, encodeQueueValue(it.Score, it.NotBefore, it.Host, it.Request), nil),
 			b.Set(prefixed(pfxIndex, it.Fingerprint), key, nil),
@@ -217,6 +226,7 @@ func (q *Queue) promote(partition int, now int64) error {
 			return errors.Join(fmt.Errorf("pebblestore: delayed row %x: %w", it.Key(), err), it.Close())
 		}
 		key := readyKey(partition, bucket(v.score, q.buckets), string(v.host), fp)
+		q.lowerStart(partition, key)
 		err = errors.Join(
 			b.Delete(it.Key(), nil),
 			b.Set(key, it.Value(), nil),
@@ -230,6 +240,19 @@ func (q *Queue) promote(partition int, now int64) error {
 		return fmt.Errorf("pebblestore: next: %w", err)
 	}
 	return q.commit(b, nil)
+}
+
+// lowerStart notes a q row written at key. Locked.
+func (q *Queue) lowerStart(p int, key []byte) {
+	if key[0] != pfxReady {
+		return
+	}
+	if s, ok := q.start[p]; ok && bytes.Compare(key, s) < 0 {
+		q.start[p] = key
+	}
+	if w := q.written[p]; w != nil && (*w == nil || bytes.Compare(key, *w) < 0) {
+		*w = key
+	}
 }
 
 func (q *Queue) hasRows(lo, hi []byte) bool {
@@ -256,13 +279,48 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	if err := q.promote(partition, now); err != nil {
 		return nil, err
 	}
-	lo := partitionPrefix(pfxReady, partition)
-	it, err := q.d.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	prefix := partitionPrefix(pfxReady, partition)
+	end := prefixEnd(prefix)
+	q.mu.Lock()
+	nmu := q.nextMu[partition]
+	if nmu == nil {
+		nmu = new(sync.Mutex)
+		q.nextMu[partition] = nmu
+	}
+	q.mu.Unlock()
+	nmu.Lock()
+	defer nmu.Unlock()
+	q.mu.Lock()
+	lo := q.start[partition]
+	var written []byte
+	q.written[partition] = &written
+	q.mu.Unlock()
+	if lo == nil {
+		lo = prefix
+	}
+	// Every write from here on is either in the iterator's snapshot or recorded in written.
+	it, err := q.d.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: end})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: next: %w", err)
 	}
+	firstLive := end
+	defer func() {
+		q.mu.Lock()
+		if written != nil && bytes.Compare(written, firstLive) < 0 {
+			firstLive = written
+		}
+		q.start[partition] = firstLive
+		delete(q.written, partition)
+		q.mu.Unlock()
+	}()
 	p := queue.NewPicker(lim)
-	for ok := it.First(); ok && !p.Done(); {
+	ok := it.First()
+	if ok {
+		firstLive = bytes.Clone(it.Key())
+	} else if it.Error() != nil {
+		firstLive = lo
+	}
+	for ; ok && !p.Done(); {
 		k := it.Key()
 		_, _, host, fp, sep, err := decodeReadyKey(k)
 		if err != nil {

@@ -80,6 +80,8 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue, opts ...Option) 
 		{"InvalidItems", testInvalidItems},
 		{"ConcurrentWriters", testConcurrent},
 		{"DrainAll", testDrain},
+		{"ScheduleAfterAck", testScheduleAfterAck},
+		{"ScheduleDuringNext", testScheduleDuringNext},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, newQueue(t)) })
@@ -563,4 +565,69 @@ func testReopen(t *testing.T, q queue.Queue, reopen func(*testing.T, queue.Queue
 	// The index survived too: re-scheduling replaces (and brings back the 10 acknowledged URLs).
 	schedule(t, q, items...)
 	count(t, q, 0, 100)
+}
+
+func testScheduleAfterAck(t *testing.T, q queue.Queue) {
+	for round := range 3 {
+		var items []queue.Item
+		for i := range 50 {
+			items = append(items, Item(0, fmt.Sprintf("h%d.example", i%5), round*100+i, 0.5+float64(i%2)*0.4))
+		}
+		schedule(t, q, items...)
+		got := next(t, q, 0, 0, all)
+		if len(got) != 50 {
+			t.Fatalf("round %d: %d items, want 50", round, len(got))
+		}
+		ack(t, q, got)
+		count(t, q, 0, 0)
+		if got := next(t, q, 0, 0, all); len(got) != 0 {
+			t.Fatalf("round %d: %d items after acking all", round, len(got))
+		}
+		// Rows that sort before and after everything acknowledged come back.
+		schedule(t, q, Item(0, "a.example", 1000+round, 1), Item(0, "z.example", 1000+round, 0))
+		got = next(t, q, 0, 0, all)
+		if len(got) != 2 {
+			t.Fatalf("round %d: after drain and schedule: %v", round, urls(got))
+		}
+		ack(t, q, got)
+	}
+}
+
+func testScheduleDuringNext(t *testing.T, q queue.Queue) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() { // a consumer draining the partition
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			got, err := q.Next(ctx, 0, 0, queue.Limits{Max: 16})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := q.Ack(ctx, got); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for i := range 400 {
+		if err := q.Schedule(ctx, []queue.Item{Item(0, fmt.Sprintf("h%d.example", i%9), i, float64(i%97)/97)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	// Whatever the consumer did not take must still be found: no row hidden behind a stale scan start.
+	n, err := q.Count(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, q, 0, 0, all); int64(len(got)) != n {
+		t.Fatalf("Count says %d rows, Next finds %d", n, len(got))
+	}
 }
