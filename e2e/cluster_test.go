@@ -1,0 +1,252 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/hbase"
+	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/state"
+	_ "github.com/frontiercrawl/frontier/strategy/all"
+	"github.com/frontiercrawl/frontier/strategyworker"
+)
+
+// server returns the address in env var name; unset skips the test, or fails it when CI=true.
+func server(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is unset and CI=true: the servers must be running (deploy/up; export $(deploy/env))", name)
+		}
+		t.Skipf("%s is unset (deploy/up; export $(deploy/env))", name)
+	}
+	return v
+}
+
+// TestClusterCrawl crawls the synthetic web with 2 spiders, 2 strategy workers and a DB worker over real Kafka
+// and HBase, and checks that every page a polite crawler reaches was fetched exactly once, that robots.txt was
+// obeyed, and that the states in HBase say so.
+func TestClusterCrawl(t *testing.T) {
+	kafkaAddr, hbaseAddr := server(t, "FRONTIER_TEST_KAFKA"), server(t, "FRONTIER_TEST_HBASE")
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	log := frontiertest.Logger(t)
+	run := fmt.Sprintf("e2e%d", time.Now().UnixNano()%1e9)
+
+	// Streams on topics of their own.
+	kcfg := kafkabus.DefaultConfig()
+	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
+	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: 2}
+	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
+	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: 2}
+	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
+		{Name: kcfg.SpiderLog.Topic, Partitions: 2}, {Name: kcfg.ScoringLog.Topic, Partitions: 1}, {Name: kcfg.SpiderFeed.Topic, Partitions: 2},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := kafkabus.New(kcfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	// Tables of their own.
+	hcfg := hbase.DefaultConfig()
+	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, run+"_"
+	if err := hbase.EnsureSchema(ctx, hcfg); err != nil {
+		t.Fatal(err)
+	}
+	hb, err := hbase.New(ctx, hcfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
+			t.Logf("drop tables: %v", err)
+		}
+		hb.Close()
+	}()
+
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 4, 12
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
+	site := web.Start(t, wcfg)
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	id, err := frontier.NewIdentity("sha1", frontier.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := codec.Msgpack{}
+	runCtx, stop := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(runCtx)
+
+	dbcfg := dbworker.DefaultConfig()
+	dbcfg.PollInterval = 50 * time.Millisecond
+	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Go(func() error { return dbw.Run(gctx) })
+	for p := range 2 {
+		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
+			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Go(func() error { return sw.Run(gctx) })
+	}
+	for p := range 2 {
+		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer feed.Close()
+		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		scfg := spider.DefaultConfig()
+		scfg.Delay, scfg.RequestTimeout, scfg.MaxBodyBytes = 10*time.Millisecond, time.Second, 256<<10
+		scfg.CommitInterval, scfg.StateDir = 100*time.Millisecond, filepath.Join(t.TempDir(), "spider")
+		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Logger: log, DialContext: site.DialContext}
+		if p == 0 {
+			deps.Seeds = seeds
+		}
+		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
+	}
+
+	// Wait until every stream is committed by every group and the queue is empty, for a quiet second.
+	quiet := time.Time{}
+	busy := false
+	for {
+		idle, err := idle(ctx, b, hb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !idle:
+			busy, quiet = true, time.Time{}
+		case busy && quiet.IsZero():
+			quiet = time.Now()
+		}
+		if busy && !quiet.IsZero() && time.Since(quiet) > time.Second {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the crawl did not finish in time")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+
+	want, err := site.Reachable(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := map[string]int{}
+	for _, r := range site.Requests() {
+		if r.Target == "/robots.txt" {
+			continue
+		}
+		u, err := web.Normalize("", "http://"+r.Host+r.Target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched[u]++
+	}
+	reachable := want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large)
+	for _, u := range reachable {
+		if fetched[u] == 0 {
+			t.Errorf("reachable %s was never fetched", u)
+		}
+	}
+	for u, n := range fetched {
+		if n > 1 && !strings.Contains(u, "/r/loop/") { // a redirect loop repeats within one request
+			t.Errorf("%s fetched %d times", u, n)
+		}
+	}
+	for _, u := range want.URLs(web.RobotsDisallowed) {
+		if fetched[u] > 0 {
+			t.Errorf("%s is disallowed by robots.txt but was fetched", u)
+		}
+	}
+	t.Logf("cluster crawl: %d reachable URLs, %d distinct URLs fetched", len(reachable), len(fetched))
+
+	// The URL-seen test's memory: a seed the servers answered is CRAWLED in HBase; one the spider could not
+	// fetch (host3's robots.txt answers 503) is ERROR.
+	fps := make([]frontier.Fingerprint, len(site.Seeds()))
+	for i, s := range site.Seeds() {
+		if fps[i], err = id.Fingerprint(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, found := make([]state.Entry, len(fps)), make([]bool, len(fps))
+	if err := hb.States().Get(context.WithoutCancel(ctx), fps, entries, found); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range site.Seeds() {
+		wantState := frontier.Error
+		if u, _ := web.Normalize("", s); fetched[u] > 0 {
+			wantState = frontier.Crawled
+		}
+		if !found[i] || entries[i].State != wantState {
+			t.Errorf("state of seed %s in HBase = %v (found %v), want %v", s, entries[i].State, found[i], wantState)
+		}
+	}
+}
+
+// idle reports whether every group has committed everything on every stream and the queue is empty.
+func idle(ctx context.Context, b *kafkabus.Bus, hb *hbase.Client) (bool, error) {
+	for _, sg := range []struct {
+		s bus.Stream
+		g string
+	}{
+		{bus.SpiderFeed, bus.GroupSpiderFeed},
+		{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
+		{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
+		{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
+	} {
+		lags, err := b.Lag(ctx, sg.s, sg.g)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range lags {
+			if l != 0 {
+				return false, nil
+			}
+		}
+	}
+	for p := range b.Partitions(bus.SpiderFeed) {
+		n, err := hb.Queue().Count(ctx, p)
+		if err != nil || n != 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}
