@@ -11,6 +11,7 @@
 # Exits non-zero on the first failure. Options (also as environment variables):
 #   --no-race        (FRONTIER_TEST_RACE=0)   unit tests without the race detector
 #   --unit           (FRONTIER_TEST_UNIT_ONLY=1) steps 1–2 only: no servers, no integration tests
+#   --integration    (FRONTIER_TEST_INTEGRATION_ONLY=1) steps 3–5 only
 #   --keep           (FRONTIER_TEST_KEEP=1)   leave the servers this run started running
 # Extra go test flags: GOTESTFLAGS (e.g. GOTESTFLAGS='-count=1 -v').
 set -euo pipefail
@@ -20,11 +21,13 @@ cd "$ROOT"
 
 race=${FRONTIER_TEST_RACE:-1}
 unit_only=${FRONTIER_TEST_UNIT_ONLY:-0}
+integration_only=${FRONTIER_TEST_INTEGRATION_ONLY:-0}
 keep=${FRONTIER_TEST_KEEP:-0}
 for a in "$@"; do
 	case $a in
 	--no-race) race=0 ;;
 	--unit) unit_only=1 ;;
+	--integration) integration_only=1 ;;
 	--keep) keep=1 ;;
 	-h | --help)
 		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
@@ -41,15 +44,17 @@ gotestflags=(${GOTESTFLAGS:-})
 
 step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
-step "go vet"
-go vet ./...
-go vet -tags integration ./...
+if ((!integration_only)); then
+	step "go vet"
+	go vet ./...
+	go vet -tags integration ./...
 
-step "unit tests"
-if ((race)); then
-	go test -race "${gotestflags[@]}" ./...
-else
-	go test "${gotestflags[@]}" ./...
+	step "unit tests"
+	if ((race)); then
+		go test -race "${gotestflags[@]}" ./...
+	else
+		go test "${gotestflags[@]}" ./...
+	fi
 fi
 
 if ((unit_only)); then
