@@ -320,7 +320,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	} else if it.Error() != nil {
 		firstLive = lo
 	}
-	for ; ok && !p.Done(); {
+	for ok && !p.Done() {
 		k := it.Key()
 		_, _, host, fp, sep, err := decodeReadyKey(k)
 		if err != nil {
