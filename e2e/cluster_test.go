@@ -165,39 +165,15 @@ func TestClusterCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want, err := site.Reachable(site.Seeds()...)
+	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetched := map[string]int{}
-	for _, r := range site.Requests() {
-		if r.Target == "/robots.txt" {
-			continue
-		}
-		u, err := web.Normalize("", "http://"+r.Host+r.Target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fetched[u]++
+	if !check.OK() {
+		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
+			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
 	}
-	reachable := want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large)
-	for _, u := range reachable {
-		if fetched[u] == 0 {
-			t.Errorf("reachable %s was never fetched", u)
-		}
-	}
-	for u, n := range fetched {
-		if n > 1 && !strings.Contains(u, "/r/loop/") { // a redirect loop repeats within one request
-			t.Errorf("%s fetched %d times", u, n)
-		}
-	}
-	for _, u := range want.URLs(web.RobotsDisallowed) {
-		if fetched[u] > 0 {
-			t.Errorf("%s is disallowed by robots.txt but was fetched", u)
-		}
-	}
-	t.Logf("cluster crawl: %d reachable URLs, %d distinct URLs fetched", len(reachable), len(fetched))
-
+	fetched := site.Fetches()
 	// The URL-seen test's memory: a seed the servers answered is CRAWLED in HBase; one the spider could not
 	// fetch (host3's robots.txt answers 503) is ERROR.
 	fps := make([]frontier.Fingerprint, len(site.Seeds()))

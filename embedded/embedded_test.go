@@ -50,40 +50,13 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	}
 	t.Logf("summary: %+v", sum)
 
-	want, err := site.Reachable(site.Seeds()...)
+	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetched := map[string]int{} // URL (as the site normalises it) → requests
-	for _, r := range site.Requests() {
-		if r.Target == "/robots.txt" {
-			continue
-		}
-		u, err := web.Normalize("", "http://"+r.Host+r.Target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fetched[u]++
-	}
-	var missing []string
-	for _, u := range want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large) {
-		if fetched[u] == 0 {
-			missing = append(missing, u)
-		}
-	}
-	if len(missing) > 0 {
-		t.Errorf("%d of %d reachable URLs were never fetched, e.g. %v", len(missing), len(want), missing[:min(5, len(missing))])
-	}
-	for u, n := range fetched {
-		// The redirect loop's hops repeat within one request, until the spider's redirect limit.
-		if n > 1 && !strings.Contains(u, "/r/loop/") {
-			t.Errorf("%s fetched %d times", u, n)
-		}
-	}
-	for _, u := range want.URLs(web.RobotsDisallowed) {
-		if fetched[u] > 0 {
-			t.Errorf("%s is disallowed by robots.txt but was fetched", u)
-		}
+	if !check.OK() {
+		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
+			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
 	}
 	if sum.Queued != 0 || sum.Pages == 0 {
 		t.Errorf("summary %+v: want pages fetched and nothing left queued", sum)

@@ -151,40 +151,13 @@ func report(w io.Writer, sum embedded.Summary, site *web.Site, warcDir string) {
 	if site == nil {
 		return
 	}
-	want, err := site.Reachable(site.Seeds()...)
+	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
 		fmt.Fprintf(w, "  ground truth: %v\n", err)
 		return
 	}
-	fetched := map[string]int{}
-	for _, r := range site.Requests() {
-		if r.Target == "/robots.txt" {
-			continue
-		}
-		if u, err := web.Normalize("", "http://"+r.Host+r.Target); err == nil {
-			fetched[u]++
-		}
-	}
-	reachable := want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large)
-	missing, twice := 0, 0
-	for _, u := range reachable {
-		if fetched[u] == 0 {
-			missing++
-		}
-	}
-	for u, n := range fetched {
-		if n > 1 && !strings.Contains(u, "/r/loop/") { // a redirect loop repeats within one request
-			twice++
-		}
-	}
-	disallowed := 0
-	for _, u := range want.URLs(web.RobotsDisallowed) {
-		if fetched[u] > 0 {
-			disallowed++
-		}
-	}
 	fmt.Fprintf(w, "\nchecked against the demo site's ground truth (its servers' own request logs):\n")
-	fmt.Fprintf(w, "  reachable URLs     %d, fetched %d, missing %d\n", len(reachable), len(reachable)-missing, missing)
-	fmt.Fprintf(w, "  fetched twice      %d\n", twice)
-	fmt.Fprintf(w, "  robots violations  %d\n", disallowed)
+	fmt.Fprintf(w, "  reachable URLs     %d, fetched %d, missing %d\n", check.Reachable, check.Reachable-len(check.Missing), len(check.Missing))
+	fmt.Fprintf(w, "  fetched twice      %d\n", len(check.Twice))
+	fmt.Fprintf(w, "  robots violations  %d\n", len(check.RobotsViolations))
 }

@@ -275,9 +275,9 @@ func features(g *graph, cfg Config, content []*Host, special map[string]*Host, h
 	cross.title = "target of a cross-host redirect"
 	f.link("/r/cross", h.Origin+"/r/cross", "cross-host redirect")
 	redirect("/r/cross", 301, cross.URL, cross.URL)
-	f.link("/r/loop/a", h.Origin+"/r/loop/a", "redirect loop")
-	redirect("/r/loop/a", 302, "/r/loop/b", h.Origin+"/r/loop/b")
-	redirect("/r/loop/b", 302, "/r/loop/a", h.Origin+"/r/loop/a")
+	f.link(loopPrefix+"a", h.Origin+loopPrefix+"a", "redirect loop")
+	redirect(loopPrefix+"a", 302, loopPrefix+"b", h.Origin+loopPrefix+"b")
+	redirect(loopPrefix+"b", 302, loopPrefix+"a", h.Origin+loopPrefix+"a")
 
 	// Errors.
 	for _, st := range []int{404, 410, 429, 500, 503} {
