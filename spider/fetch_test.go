@@ -93,7 +93,7 @@ func TestErrorNames(t *testing.T) {
 	defer close(hang)
 	cfg := testConfig(t)
 	cfg.RequestTimeout = 1500 * time.Millisecond // long enough for a TLS handshake on a loaded machine
-	urls := []string{tlsSrv.URL + "/", refused, slow.URL + "/hang", "ftp://example.com/x", "http:///nohost"}
+	urls := []string{tlsSrv.URL + "/", refused, slow.URL + "/hang", "ftp://example.com/x", "http://bad host/"}
 	_, recs := runUntil(t, cfg, nil, urls...)
 	got := map[string]string{}
 	for u, m := range outcomes(recs) {
@@ -103,7 +103,7 @@ func TestErrorNames(t *testing.T) {
 	}
 	want := map[string]string{
 		tlsSrv.URL + "/": ErrNameTLS, refused: ErrNameConnRefused, slow.URL + "/hang": ErrNameTimeout,
-		"ftp://example.com/x": ErrNameNotSupported, "http:///nohost": ErrNameInvalidURL,
+		"ftp://example.com/x": ErrNameNotSupported, "http://bad host/": ErrNameInvalidURL,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("error names (-want +got):\n%s", d)

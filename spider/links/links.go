@@ -12,13 +12,15 @@
 // "nofollow" or the page has <meta name="robots"> with "nofollow" or "none"; dropping such links is the
 // caller's choice (spider.Config.HonourNoFollow).
 //
-// Resolve implements the parts of the WHATWG URL standard that decide identity: surrounding C0 controls and
-// spaces trimmed, tabs and newlines removed, backslashes read as slashes, scheme and host lower-cased, the
-// default port dropped (w3lib keeps ":80", which would make every page reachable under two netlocs), dot
-// segments removed, an empty path made "/", and the fragment dropped. Only http and https URLs are returned;
-// canonicalisation and fingerprinting (query sorting, percent-encoding) are the identity layer's job.
+// Resolve and Normalize apply the WHATWG URL Standard through the identity layer's frontier.ResolveReference,
+// as a browser would: surrounding C0 controls and spaces trimmed, tabs and newlines removed, backslashes read as
+// slashes, scheme and host lower-cased, the host IDNA-mapped and IPv4 forms made dotted-decimal, the default
+// port dropped (w3lib keeps ":80", which would make every page reachable under two netlocs), dot segments
+// removed, an empty path made "/", characters outside the Standard's sets percent-encoded. The fragment is
+// dropped. Only http and https URLs are returned; canonicalisation and fingerprinting (query sorting,
+// percent-encoding normalisation) are the identity layer's next step.
 //
-// The package imports the standard library and golang.org/x/net/html only. Its functions are safe for
+// The package imports the standard library, golang.org/x/net/html and the root frontier package. Its functions are safe for
 // concurrent use.
 package links
 
@@ -165,16 +167,16 @@ func Extract(pageURL *url.URL, body []byte, opts Options) []frontier.Link {
 	}
 	closeA()
 
-	base := pageURL
+	base := pageURL.String()
 	if haveBase {
-		if b, err := Resolve(pageURL, baseHref); err == nil {
-			base = b
+		if b, err := resolve(base, baseHref); err == nil {
+			base = b.String()
 		}
 	}
 	out := make([]frontier.Link, 0, len(found))
 	seen := make(map[string]int, len(found))
 	for _, r := range found {
-		u, err := Resolve(base, r.href)
+		u, err := resolve(base, r.href)
 		if err != nil {
 			continue
 		}
@@ -214,130 +216,45 @@ func hasListToken(s, tok string) bool {
 // Resolve resolves ref against base with the WHATWG rules listed in the package doc and returns an absolute
 // http(s) URL without fragment. base may be nil when ref is absolute.
 func Resolve(base *url.URL, ref string) (*url.URL, error) {
-	ref = clean(ref)
-	r, err := url.Parse(ref)
+	b := ""
+	if base != nil {
+		b = base.String()
+	}
+	return resolve(b, ref)
+}
+
+// resolve is Resolve with the base already serialised (Extract resolves many links against one base).
+func resolve(base, ref string) (*url.URL, error) {
+	s, err := frontier.ResolveReference(base, ref)
 	if err != nil {
-		// Browsers accept what Go's parser refuses (a stray '%', spaces, '|' in the host part is still an
-		// error): percent-encode the offending bytes and try once more.
-		r, err = url.Parse(escapeInvalid(ref))
-		if err != nil {
-			return nil, fmt.Errorf("links: %q: %w", ref, err)
+		if errors.Is(err, frontier.ErrUnsupportedScheme) {
+			return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
 		}
+		return nil, fmt.Errorf("links: %w", err)
 	}
-	var u *url.URL
-	switch {
-	case r.IsAbs():
-		u = r
-		if s := strings.ToLower(u.Scheme); (s == "http" || s == "https") && u.Opaque != "" {
-			// "http:foo" relative to an http base is a path; against another scheme it has no host.
-			if base != nil && strings.EqualFold(base.Scheme, s) {
-				r.Scheme, r.Opaque, r.Path = "", "", u.Opaque
-				u = base.ResolveReference(r)
-			} else {
-				return nil, fmt.Errorf("links: %q has no host", ref)
-			}
-		}
-	case base == nil:
-		return nil, fmt.Errorf("links: %q is relative and there is no base URL", ref)
-	default:
-		u = base.ResolveReference(r)
-	}
-	return Normalize(u)
+	return parseResolved(s)
 }
 
-// Normalize applies the WHATWG host and port rules to an absolute URL: it returns a copy with the scheme and
-// host lower-cased, the default port and an empty port removed, dot segments removed, "/" for an empty path,
-// no fragment and no user info. Non-http(s) URLs wrap ErrNotHTTP.
+// parseResolved parses a WHATWG serialisation with net/url and drops the fragment. The URL Standard keeps a
+// '%' that starts no escape ("/100%.html"), which net/url refuses: such bytes are percent-encoded first.
+func parseResolved(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		if u, err = url.Parse(escapeInvalid(s)); err != nil {
+			return nil, fmt.Errorf("links: %q: %w", s, err)
+		}
+	}
+	if u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("links: %q is not an absolute http(s) URL", s)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// Normalize applies the WHATWG rules to an absolute URL (see Resolve): it returns a copy serialised as a
+// browser would, without fragment. Non-http(s) URLs wrap ErrNotHTTP.
 func Normalize(u *url.URL) (*url.URL, error) {
-	v := *u
-	v.Scheme = strings.ToLower(v.Scheme)
-	if v.Scheme != "http" && v.Scheme != "https" {
-		return nil, fmt.Errorf("%w: %q", ErrNotHTTP, u.Redacted())
-	}
-	host, port := v.Hostname(), v.Port()
-	host = strings.TrimRight(strings.ToLower(host), ".")
-	if host == "" {
-		return nil, fmt.Errorf("links: %q has no host", u.Redacted())
-	}
-	if (v.Scheme == "http" && port == "80") || (v.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	v.Host = host
-	v.User = nil
-	v.Fragment, v.RawFragment = "", ""
-	v.Opaque = ""
-	if v.Path == "" {
-		v.Path, v.RawPath = "/", ""
-	} else if strings.Contains(v.Path, ".") {
-		// ResolveReference removes dot segments for relative references; an absolute reference keeps them.
-		rp := v.EscapedPath()
-		clean := removeDots(rp)
-		if clean != rp {
-			p, err := url.PathUnescape(clean)
-			if err != nil {
-				return nil, fmt.Errorf("links: path %q: %w", rp, err)
-			}
-			v.Path, v.RawPath = p, clean
-			if v.EscapedPath() != clean {
-				v.RawPath = ""
-			}
-		}
-	}
-	v.ForceQuery = false
-	return &v, nil
-}
-
-// removeDots removes "." and ".." segments from an escaped absolute path (RFC 3986 §5.2.4).
-func removeDots(p string) string {
-	segs := strings.Split(p, "/")
-	out := make([]string, 0, len(segs))
-	for i, s := range segs {
-		last := i == len(segs)-1
-		switch s {
-		case ".", "%2e", "%2E":
-			if last {
-				out = append(out, "")
-			}
-		case "..", ".%2e", ".%2E", "%2e.", "%2E.", "%2e%2e", "%2E%2E", "%2e%2E", "%2E%2e":
-			if len(out) > 1 {
-				out = out[:len(out)-1]
-			}
-			if last {
-				out = append(out, "")
-			}
-		default:
-			out = append(out, s)
-		}
-	}
-	r := strings.Join(out, "/")
-	if !strings.HasPrefix(r, "/") {
-		r = "/" + r
-	}
-	return r
-}
-
-// clean trims leading and trailing C0 controls and spaces, removes tabs and newlines, and turns backslashes
-// into slashes (WHATWG: http(s) URLs treat '\' as '/').
-func clean(s string) string {
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-	if strings.ContainsAny(s, "\t\n\r\\") {
-		s = strings.Map(func(r rune) rune {
-			switch r {
-			case '\t', '\n', '\r':
-				return -1
-			case '\\':
-				return '/'
-			}
-			return r
-		}, s)
-	}
-	return s
+	return resolve("", u.String())
 }
 
 // escapeInvalid percent-encodes bytes Go's URL parser rejects: '%' not followed by two hex digits, spaces,

@@ -34,7 +34,10 @@ func TestResolve(t *testing.T) {
 		{"http://other.org:/p", "http://other.org/p"},
 		{"http://other.org", "http://other.org/"},
 		{"http://other.org/a/./b/../c", "http://other.org/a/c"},
-		{"http://other.org./p", "http://other.org/p"},
+		{"http://other.org./p", "http://other.org./p"},
+		{"http://Bücher.example/ü?ä=1", "http://xn--bcher-kva.example/%C3%BC?%C3%A4=1"},
+		{"http://0x7f.1/", "http://127.0.0.1/"},
+		{"?q=a b", "http://example.com/a/b/c.html?q=a%20b"},
 		{"?x=1", "http://example.com/a/b/c.html?x=1"},
 		{"#top", "http://example.com/a/b/c.html?q=1"},
 		{"  d.html\n", "http://example.com/a/b/d.html"},
@@ -43,7 +46,8 @@ func TestResolve(t *testing.T) {
 		{"a b.html", "http://example.com/a/b/a%20b.html"},
 		{"100%.html", "http://example.com/a/b/100%25.html"},
 		{"http:d.html", "http://example.com/a/b/d.html"},
-		{"http://user:pw@other.org/", "http://other.org/"},
+		{"http://user:pw@other.org/", "http://user:pw@other.org/"},
+		{"https:///x", "https://x/"},
 		{"http://[::1]:80/x", "http://[::1]/x"},
 		{"/%2e%2e/x", "http://example.com/x"},
 	}
@@ -60,7 +64,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveRejects(t *testing.T) {
-	for _, ref := range []string{"mailto:a@b.c", "javascript:void(0)", "ftp://x/y", "data:text/html,hi", "http://", "https:///x", "http://a b/"} {
+	for _, ref := range []string{"mailto:a@b.c", "javascript:void(0)", "ftp://x/y", "data:text/html,hi", "http://", "http://a b/", "http://[::1/"} {
 		if u, err := Resolve(mustURL(t, "http://example.com/"), ref); err == nil {
 			t.Errorf("Resolve(%q) = %q, want an error", ref, u)
 		}
