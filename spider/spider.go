@@ -28,7 +28,8 @@ type Codec interface {
 
 // Deps are the spider's collaborators; the caller builds them and closes Feed and Log after Run returns.
 type Deps struct {
-	// Feed reads the spider's partition of the spider feed. Required.
+	// Feed reads the spider's partition of the spider feed (exactly one partition: the commit watermark
+	// follows that partition's offsets). Required.
 	Feed bus.Consumer
 	// Log writes to the spider log. It must partition by message key with the fingerprint partitioner
 	// (partition.Fingerprint): the spider keys every message by the hex domain fingerprint of its host, as
