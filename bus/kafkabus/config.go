@@ -104,7 +104,7 @@ func DefaultConfig() Config {
 			SpiderFeed:              bus.GroupSpiderFeed,
 		},
 		Producer: ProducerConfig{
-			BatchSize:       4096,
+			BatchSize:       1024,
 			BatchBytes:      4 << 20, // Frontera's max_request_size
 			Linger:          2 * time.Millisecond,
 			Compression:     "none",

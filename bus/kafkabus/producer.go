@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -98,7 +99,15 @@ func (p *Producer) Send(ctx context.Context, msgs ...bus.Message) error {
 		return nil
 	}
 	start := time.Now()
-	kms := make([]kafka.Message, len(msgs))
+	buf := kmsPool.Get().(*[]kafka.Message)
+	defer func() {
+		clear(*buf) // drop the references to the caller's bytes
+		kmsPool.Put(buf)
+	}()
+	if cap(*buf) < len(msgs) {
+		*buf = make([]kafka.Message, len(msgs))
+	}
+	kms := (*buf)[:len(msgs)]
 	var bytes int
 	for i, m := range msgs {
 		q := m.Partition
@@ -121,6 +130,10 @@ func (p *Producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	p.sendTime.Observe(time.Since(start).Seconds())
 	return nil
 }
+
+// kmsPool recycles the kafka.Message slices of Send (a kafka.Message is about 200 bytes; kafka-go copies them
+// into its batches, so the slice is free again when WriteMessages returns).
+var kmsPool = sync.Pool{New: func() any { return new([]kafka.Message) }}
 
 func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 	backoff := p.b.cfg.Producer.RetryBackoff
