@@ -24,7 +24,9 @@ func FuzzCanonicalize(f *testing.F) {
 		if err25 != nil {
 			return
 		}
-		if hasInvalidEscape(in) {
+		if sc, _ := splitScheme(in); sc == "" || hasInvalidEscape(in) {
+			// Idempotence is asked of URLs with a scheme: w3lib decodes "%41:0" to "A:0", which then
+			// parses as scheme "a".
 			// w3lib is not idempotent here either: decoding can assemble a new escape next to a literal
 			// "%" (canonicalize_url("/%2%41") is "/%2A", whose canonical form is "/*").
 			return

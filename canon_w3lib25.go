@@ -216,8 +216,6 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		if p != "" && p[0] != '/' {
 			// _urlunsplit puts a "/" between a netloc and a relative path.
 			dst = append(dst, '/')
-		} else if p == "" && params != "" {
-			// the path becomes "/" below, so nothing to add
 		}
 	}
 	pathStart := len(dst)
