@@ -28,7 +28,7 @@ func (JSON) EncodeRequest(r *frontier.Request) ([]byte, error) {
 	if r == nil {
 		return nil, fmt.Errorf("codec: json: request is nil")
 	}
-	w := jw{b: make([]byte, 0, 256+len(r.URL))}
+	w := jw{b: make([]byte, 0, 256+3*requestSizeHint(r))}
 	if err := w.request(r); err != nil {
 		return nil, fmt.Errorf("codec: json: request %q: %w", r.URL, err)
 	}
@@ -37,7 +37,7 @@ func (JSON) EncodeRequest(r *frontier.Request) ([]byte, error) {
 
 // EncodeMessage encodes one message dict.
 func (JSON) EncodeMessage(m frontier.Message) ([]byte, error) {
-	w := jw{b: make([]byte, 0, 512)}
+	w := jw{b: make([]byte, 0, 512+3*messageSizeHint(m))} // the JSON form is about 2.5 times the msgpack one
 	if err := w.message(m); err != nil {
 		return nil, fmt.Errorf("codec: json: encode %s: %w", msgName(m), err)
 	}

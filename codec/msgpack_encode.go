@@ -21,7 +21,40 @@ func (Msgpack) EncodeRequest(r *frontier.Request) ([]byte, error) {
 
 // EncodeMessage encodes one tagged message.
 func (Msgpack) EncodeMessage(m frontier.Message) ([]byte, error) {
-	return AppendMessage(make([]byte, 0, 256), m)
+	return AppendMessage(make([]byte, 0, messageSizeHint(m)), m)
+}
+
+// messageSizeHint estimates the encoded size of m so that encoding usually allocates once.
+func messageSizeHint(m frontier.Message) int {
+	n := 32
+	switch m := m.(type) {
+	case *frontier.PageCrawled:
+		if m.Response != nil {
+			n += 64 + len(m.Response.URL) + len(m.Response.Body) + requestSizeHint(m.Response.Request)
+			for _, h := range m.Response.Headers {
+				n += 8 + len(h.Name)
+				for _, v := range h.Values {
+					n += 4 + len(v)
+				}
+			}
+		}
+	case *frontier.LinksExtracted:
+		n += requestSizeHint(m.Request)
+		for _, l := range m.Links {
+			n += requestSizeHint(l)
+		}
+	case *frontier.AddSeeds:
+		for _, l := range m.Seeds {
+			n += requestSizeHint(l)
+		}
+	case *frontier.RequestError:
+		n += requestSizeHint(m.Request) + len(m.Error)
+	case *frontier.UpdateScore:
+		n += requestSizeHint(m.Request)
+	case *frontier.Stats:
+		n += 48 * len(m.Map)
+	}
+	return n
 }
 
 // AppendRequest appends the msgpack encoding of the feed request r to dst. Reusing dst across calls makes
