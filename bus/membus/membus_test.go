@@ -7,9 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/bustest"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 func newTestBus(t *testing.T, partitions map[bus.Stream]int) bus.Bus {
 	cfg := DefaultConfig()
