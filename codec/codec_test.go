@@ -348,3 +348,28 @@ func TestHugeLengthsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodedMapsAreIndependent: maps and requests of one message are cut from shared slabs; growing one must
+// never overwrite another.
+func TestDecodedMapsAreIndependent(t *testing.T) {
+	r := specRequest()
+	r.SetMetaDomain(frontier.MetaDomain{Name: "example.com"})
+	b, err := Msgpack{}.EncodeMessage(&frontier.LinksExtracted{Request: r, Links: []*frontier.Request{r, r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Msgpack{}.DecodeMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := m.(*frontier.LinksExtracted)
+	le.Links[0].Meta.Set("added", int64(1))
+	le.Links[0].SetMetaDomain(frontier.MetaDomain{Name: "other.org", Fingerprint: "ff"})
+	*le.Links[0] = frontier.Request{URL: "http://replaced/"}
+	for _, x := range []*frontier.Request{le.Request, le.Links[1]} {
+		d, err := x.MetaDomain()
+		if err != nil || d.Name != "example.com" || d.Fingerprint != "" || len(x.Meta) != 3 || x.URL != "http://example.com/" {
+			t.Errorf("a neighbour changed: %+v %v %v", d, err, x.Meta)
+		}
+	}
+}

@@ -43,8 +43,24 @@ func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 // input, so decoded bin values alias it (capacity capped, so an append by the caller reallocates instead of
 // overwriting the next value): one allocation for all the bytes of a message.
 type mpReader struct {
-	b   []byte
-	off int
+	b       []byte
+	off     int
+	entries []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
+	reqs    []frontier.Request // slab for the requests of a links or seeds list
+}
+
+// newMap returns a map of n entries cut from the entry slab, allocating a new slab of at least 16 entries when the
+// current one is short. Maps of one message share a few slabs instead of one allocation each.
+func (d *mpReader) newMap(n int) frontier.Map {
+	if n == 0 {
+		return frontier.Map{}
+	}
+	if cap(d.entries)-len(d.entries) < n {
+		d.entries = make([]frontier.Entry, 0, max(n, 16))
+	}
+	l := len(d.entries)
+	d.entries = d.entries[:l+n]
+	return frontier.Map(d.entries[l : l+n : l+n])
 }
 
 func (d *mpReader) errf(kind error, format string, args ...any) error {
@@ -455,7 +471,7 @@ func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := make(frontier.Map, n)
+	m := d.newMap(n)
 	for i := range m {
 		c, err := d.peek("map key")
 		if err != nil {
@@ -554,7 +570,13 @@ func (d *mpReader) request() (*frontier.Request, error) {
 		d.off--
 		return nil, d.errf(ErrMalformed, "request array has %d elements, want 5 [url, method, headers, cookies, meta]", n)
 	}
-	r := &frontier.Request{}
+	var r *frontier.Request
+	if len(d.reqs) < cap(d.reqs) {
+		d.reqs = d.reqs[:len(d.reqs)+1]
+		r = &d.reqs[len(d.reqs)-1]
+	} else {
+		r = &frontier.Request{}
+	}
 	if r.URL, err = d.str("url"); err != nil {
 		return nil, err
 	}
@@ -639,6 +661,9 @@ func (d *mpReader) requests(what string) ([]*frontier.Request, error) {
 		return nil, err
 	}
 	out := make([]*frontier.Request, n)
+	// The list's requests share one allocation. n ≤ bytes left (checked by arrayLen), and a request takes at
+	// least 6 bytes, so the slab stays proportional to the input.
+	d.reqs = make([]frontier.Request, 0, min(n, (len(d.b)-d.off)/6+1))
 	for i := range out {
 		if out[i], err = d.request(); err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
