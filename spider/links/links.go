@@ -173,10 +173,15 @@ func Extract(pageURL *url.URL, body []byte, opts Options) []frontier.Link {
 			base = b.String()
 		}
 	}
+	baseURL, _ := resolve("", base) // the base as the URL Standard serialises it, for the fast path
 	out := make([]frontier.Link, 0, len(found))
 	seen := make(map[string]int, len(found))
 	for _, r := range found {
-		u, err := resolve(base, r.href)
+		u, ok := fastResolve(baseURL, r.href)
+		var err error
+		if !ok {
+			u, err = resolve(base, r.href)
+		}
 		if err != nil {
 			continue
 		}
@@ -233,6 +238,42 @@ func resolve(base, ref string) (*url.URL, error) {
 		return nil, fmt.Errorf("links: %w", err)
 	}
 	return parseResolved(s)
+}
+
+// fastResolve resolves the common case without the full URL Standard parser: a relative reference (path,
+// query or fragment; no scheme, no "//") made only of characters that neither the Standard nor net/url
+// escape or reinterpret, against a base already in the Standard's form. For those, net/url's
+// ResolveReference gives the same URL as frontier.ResolveReference (FuzzFastResolve holds it to that);
+// anything else returns false and takes the full path.
+func fastResolve(base *url.URL, ref string) (*url.URL, bool) {
+	if base == nil || ref == "" || strings.HasPrefix(ref, "//") {
+		return nil, false
+	}
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-' || c == '.' || c == '_' || c == '~' || c == '/' || c == '?' || c == '=' || c == '&' ||
+			c == ';' || c == ',' || c == '+' || c == '!' || c == '$' || c == '(' || c == ')' || c == '*' || c == '#':
+		case c == '%':
+			if i+2 >= len(ref) || !ishex(ref[i+1]) || !ishex(ref[i+2]) || ref[i+1] == '2' && (ref[i+2] == 'e' || ref[i+2] == 'E') {
+				return nil, false // a bad escape, or "%2e" (a dot segment to the Standard)
+			}
+		case c == ':':
+			if !strings.ContainsAny(ref[:i], "/?#") {
+				return nil, false // a scheme
+			}
+		default:
+			return nil, false
+		}
+	}
+	r, err := url.Parse(ref)
+	if err != nil || r.Scheme != "" || r.Host != "" || r.Opaque != "" {
+		return nil, false
+	}
+	u := base.ResolveReference(r)
+	u.Fragment, u.RawFragment = "", ""
+	return u, true
 }
 
 // parseResolved parses a WHATWG serialisation with net/url and drops the fragment. The URL Standard keeps a

@@ -208,3 +208,56 @@ func BenchmarkExtract(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pages/s")
 }
+
+// FuzzFastResolve holds the fast path of Extract to the full URL Standard resolution.
+func FuzzFastResolve(f *testing.F) {
+	f.Add("http://example.com/a/b/c.html?q=1", "../d.html?x=1#f")
+	f.Add("https://xn--bcher-kva.example:8443/", "./a/./b/../c;p?q=a&b=c")
+	f.Add("http://example.com/a/", "?")
+	f.Add("http://example.com/a/", "a:b/c")
+	f.Fuzz(func(t *testing.T, base, ref string) {
+		b, err := resolve("", base)
+		if err != nil {
+			return
+		}
+		fast, ok := fastResolve(b, ref)
+		if !ok {
+			return
+		}
+		slow, err := resolve(b.String(), ref)
+		if err != nil {
+			t.Fatalf("fast path resolved %q against %q to %q; the full path fails: %v", ref, b, fast, err)
+		}
+		if fast.String() != slow.String() {
+			t.Fatalf("resolve %q against %q: fast %q, full %q", ref, b, fast, slow)
+		}
+	})
+}
+
+func TestFastResolveAgrees(t *testing.T) {
+	bases := []string{"http://example.com/a/b/c.html?q=1", "https://xn--bcher-kva.example:8443/", "http://127.0.0.1:8080/x/"}
+	refs := []string{"d.html", "../d.html", "../../../../d.html", "./", "/x/./y/../z", "?x=1", "#top", "a/b;c?d=e&f=g",
+		"/page/aaa.html", "p%41ge", "?", "x?y#z", "/", ".", "..", "a+b", "(x)", "*", "$", "!"}
+	for _, b := range bases {
+		bu, err := resolve("", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range refs {
+			fast, ok := fastResolve(bu, r)
+			if !ok {
+				t.Errorf("fast path refused %q", r)
+				continue
+			}
+			slow, err := resolve(bu.String(), r)
+			if err != nil || fast.String() != slow.String() {
+				t.Errorf("%q against %q: fast %q, full %v %v", r, b, fast, slow, err)
+			}
+		}
+	}
+	for _, r := range []string{"//h/x", "http://x/", "a b", `a\\b`, "%zz", "/%2e%2e/x", "a|b", "é", "mailto:x"} {
+		if _, ok := fastResolve(&url.URL{Scheme: "http", Host: "h", Path: "/"}, r); ok {
+			t.Errorf("fast path took %q", r)
+		}
+	}
+}
