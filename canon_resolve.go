@@ -26,7 +26,8 @@ import (
 //   - characters outside the URL Standard's path, query, fragment and userinfo sets percent-encoded
 //     (existing escapes are kept as they are: w3lib normalises them afterwards);
 //   - only http and https are accepted: other schemes (mailto:, javascript:, data:, ftp:) are an error,
-//     as is a URL without a host, a bad port or a forbidden host code point.
+//     as is a URL without a host, a bad port or a forbidden host code point; so is (stricter than the
+//     Standard) a host character net/url rejects, such as "`" or "{", since no fetch could follow.
 //
 // It is a reduced implementation of the Standard's state machine: what a crawler needs for http(s), not
 // file: or blob: URLs; it does not reproduce every validation error, and the host is mapped with UTS #46
@@ -340,6 +341,12 @@ func webHost(h string) (string, error) {
 		// forbidden domain code points: C0 controls, space, DEL and #%/:<>?@[\]^|
 		if c := ascii[i]; c <= ' ' || c == 0x7F || strings.IndexByte("#%/:<>?@[\\]^|", c) >= 0 {
 			return "", fmt.Errorf("forbidden host code point %q in %q", c, h)
+		}
+		// Stricter than the Standard: a host character net/url (and so the fetcher) cannot carry, such
+		// as "`", "{" or "}", makes the URL unfetchable, so it is refused here.
+		if c := ascii[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' ||
+			strings.IndexByte("-._~!$&'()*+,;=", c) >= 0) {
+			return "", fmt.Errorf("host character %q in %q cannot be fetched", c, h)
 		}
 	}
 	if v4, ok, err := webIPv4(ascii); err != nil {
