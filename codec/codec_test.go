@@ -187,6 +187,9 @@ func TestEncodeErrors(t *testing.T) {
 		{"msgpack too deep", Msgpack{}, nil, tooDeep, "nesting deeper"},
 		{"json bad meta value", JSON{}, nil, bad, `meta[b"k"]: value of type struct {}`},
 		{"json non-UTF-8 bytes", JSON{}, nil, nonUTF8, "not UTF-8"},
+		{"json non-UTF-8 url", JSON{}, nil, &frontier.Request{URL: "http://x/\xff"}, `url "http://x/\xff" is not UTF-8`},
+		{"json non-UTF-8 cookie", JSON{}, nil, &frontier.Request{URL: "http://x/", Cookies: []frontier.Cookie{{Name: "a", Value: "\xff"}}}, "cookie value"},
+		{"json non-UTF-8 error", JSON{}, &frontier.RequestError{Request: specRequest(), Error: "\xfe"}, nil, "error"},
 		{"json nil message", JSON{}, nil, nil, "nil"},
 		{"json too deep", JSON{}, nil, tooDeep, "nesting deeper"},
 	} {

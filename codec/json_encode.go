@@ -60,10 +60,15 @@ func (w *jw) endField() { w.b = append(w.b, ']') }
 func (w *jw) beginDict() { w.b = append(w.b, `["dict", [`...) }
 func (w *jw) endDict()   { w.b = append(w.b, "]]"...) }
 
-func (w *jw) other(s string) {
+// other writes ["other", s]; s must be UTF-8 (a Python str), and what names it in the error.
+func (w *jw) other(s, what string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not UTF-8", what, s)
+	}
 	w.b = append(w.b, `["other", `...)
 	w.b = appendJSONString(w.b, s)
 	w.b = append(w.b, ']')
+	return nil
 }
 
 func (w *jw) otherInt(v int64) {
@@ -77,7 +82,7 @@ func (w *jw) bytes(p []byte) error {
 		return fmt.Errorf("bin value %q is not UTF-8, which Frontera's JSON codec cannot carry", truncate(p))
 	}
 	w.b = append(w.b, `["bytes", `...)
-	w.b = appendJSONString(w.b, string(p))
+	w.b = appendJSONBytes(w.b, p)
 	w.b = append(w.b, ']')
 	return nil
 }
@@ -95,7 +100,7 @@ func (w *jw) message(m frontier.Message) error {
 	}
 	w.beginDict()
 	w.field(true, "type")
-	w.other(m.Name())
+	_ = w.other(m.Name(), "type")
 	w.endField()
 	switch m := m.(type) {
 	case *frontier.PageCrawled:
@@ -121,7 +126,9 @@ func (w *jw) message(m frontier.Message) error {
 			return err
 		}
 		w.field(false, "error")
-		w.other(m.Error)
+		if err := w.other(m.Error, "error"); err != nil {
+			return err
+		}
 		w.endField()
 	case *frontier.UpdateScore:
 		if err := w.requestField("r", m.Request); err != nil {
@@ -201,16 +208,21 @@ func (w *jw) requestList(rs []*frontier.Request, what string) error {
 func (w *jw) request(r *frontier.Request) error {
 	w.beginDict()
 	w.field(true, "url")
-	w.other(r.URL)
+	if err := w.other(r.URL, "url"); err != nil {
+		return err
+	}
 	w.endField()
 	w.field(false, "method")
 	m := r.Method
 	if m == "" {
 		m = "GET"
 	}
-	if err := w.bytes([]byte(m)); err != nil {
-		return fmt.Errorf("method: %w", err)
+	if !utf8.ValidString(m) {
+		return fmt.Errorf("method %q is not UTF-8", m)
 	}
+	w.b = append(w.b, `["bytes", `...)
+	w.b = appendJSONString(w.b, m)
+	w.b = append(w.b, ']')
 	w.endField()
 	w.field(false, "headers")
 	if err := w.headers(r.Headers); err != nil {
@@ -224,9 +236,13 @@ func (w *jw) request(r *frontier.Request) error {
 			w.b = append(w.b, ", "...)
 		}
 		w.b = append(w.b, '[')
-		w.other(c.Name)
+		if err := w.other(c.Name, "cookie name"); err != nil {
+			return err
+		}
 		w.b = append(w.b, ", "...)
-		w.other(c.Value)
+		if err := w.other(c.Value, "cookie value"); err != nil {
+			return err
+		}
 		w.b = append(w.b, ']')
 	}
 	w.endDict()
@@ -303,7 +319,9 @@ func (w *jw) meta(r *frontier.Request) error {
 func (w *jw) response(r *frontier.Response) error {
 	w.beginDict()
 	w.field(true, "url")
-	w.other(r.URL)
+	if err := w.other(r.URL, "url"); err != nil {
+		return err
+	}
 	w.endField()
 	w.field(false, "status_code")
 	w.otherInt(int64(r.Status))
@@ -417,38 +435,63 @@ func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
-				b = append(b, '\\', '"')
-			case c == '\\':
-				b = append(b, '\\', '\\')
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
-			case c < 0x20 || c == 0x7f: // Python escapes everything outside ' '..'~'
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
+			b = appendJSONASCII(b, c)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if r >= 0x10000 {
-			r -= 0x10000
-			b = appendU4(b, 0xd800+(r>>10))
-			b = appendU4(b, 0xdc00+(r&0x3ff))
+		b = appendJSONRune(b, r)
+	}
+	return append(b, '"')
+}
+
+// appendJSONASCII writes one ASCII byte of a JSON string: Python escapes everything outside ' '..'~'.
+func appendJSONASCII(b []byte, c byte) []byte {
+	switch {
+	case c == '"':
+		return append(b, '\\', '"')
+	case c == '\\':
+		return append(b, '\\', '\\')
+	case c == '\n':
+		return append(b, '\\', 'n')
+	case c == '\r':
+		return append(b, '\\', 'r')
+	case c == '\t':
+		return append(b, '\\', 't')
+	case c == '\b':
+		return append(b, '\\', 'b')
+	case c == '\f':
+		return append(b, '\\', 'f')
+	case c < 0x20 || c == 0x7f:
+		return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return append(b, c)
+}
+
+// appendJSONRune writes a non-ASCII rune as \uXXXX, or a UTF-16 surrogate pair above the BMP.
+func appendJSONRune(b []byte, r rune) []byte {
+	if r >= 0x10000 {
+		r -= 0x10000
+		b = appendU4(b, 0xd800+(r>>10))
+		return appendU4(b, 0xdc00+(r&0x3ff))
+	}
+	return appendU4(b, r)
+}
+
+// appendJSONBytes is appendJSONString for a []byte holding UTF-8 (checked by the caller).
+func appendJSONBytes(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			b = appendJSONASCII(b, c)
+			i++
 			continue
 		}
-		b = appendU4(b, r)
+		r, size := utf8.DecodeRune(s[i:])
+		i += size
+		b = appendJSONRune(b, r)
 	}
 	return append(b, '"')
 }
