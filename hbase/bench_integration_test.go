@@ -182,27 +182,6 @@ func BenchmarkIntegrationNext(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
 	})
-	// The two halves of Next: the range scans (pick) and the index check of the picked rows (stale).
-	b.Run("pick", func(b *testing.B) {
-		for b.Loop() {
-			if _, _, err := q.pick(ctx, 0, now, lim); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
-	})
-	b.Run("stale", func(b *testing.B) {
-		items, keys, err := q.pick(ctx, 0, now, lim)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			if _, err := q.stale(ctx, items, keys); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
-	})
 	b.Run("next+ack", func(b *testing.B) {
 		if keep != "" {
 			b.Skip("next+ack would drain the kept queue")

@@ -71,12 +71,19 @@
 //	  - fingerprint last: unique, and recoverable from the key, so the scan reads one cell per row.
 //
 // The index row 0xFFFF|fingerprint (in the same table, past every partition; so partitions are limited to
-// 0..65534) records the fingerprint's current row key. Schedule reads the index for its whole batch with one
-// multi-get, writes the index rows, then the queue rows, then deletes the rows the index pointed to before when
-// the key changed (a re-schedule with another score or partition). Because the index is written first, a queue
-// row the index does not point to is always stale; Next checks the index of the rows it returns (one
-// multi-get) and deletes stale ones (left by a crash between the steps of Schedule, or by concurrent
-// writers), so no fingerprint is ever returned twice.
+// 0..65534) records the fingerprint's current row key (q:k) and the key that one replaced (q:p). Schedule costs
+// three round trips whatever the batch size: one multi-get of the index rows, one putMultiple of the queue rows
+// and of the index rows that change, and one deleteMultiple of the replaced rows (a re-schedule with another
+// score, host or partition). If a crash cuts Schedule between its puts and its deletes, the old row survives,
+// but the replayed batch (the caller commits its Kafka offset only after Schedule returned) finds it in q:p and
+// deletes it; until then, a batch never holds two rows of one fingerprint, and Ack deletes the item's row, the
+// row in q:k and the row in q:p. Schedule and Ack calls on one Queue that touch the same fingerprints are
+// serialised (striped locks), so concurrent writers in one process never leave two rows for one URL. Two
+// processes scheduling the same URL at the same instant can (Frontier routes a host's URLs through one
+// consumer, so this does not happen in a correct deployment); the URL is then served once per row.
+//
+// Next does not read the index: checking every returned row against it (one random get per row) cost six times
+// the scan itself on this machine (125 ms against 19 ms for 1,024 rows), for a case the design excludes.
 //
 // Next never deletes what it returns: rows are deleted only by Ack, after the caller has delivered the batch
 // (Frontera deleted before sending, so a crash lost the batch). Rows a per-host cap skipped are not touched and

@@ -19,6 +19,7 @@ var (
 	famQueue  = []byte("q")
 	qualQueue = []byte("v") // queue row: score | not-before | request
 	qualIndex = []byte("k") // index row: the queue row key
+	qualPrev  = []byte("p") // index row: the queue row key the current one replaced
 
 	famMeta = []byte("m")
 )

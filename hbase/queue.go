@@ -48,10 +48,11 @@ func validItem(it *queue.Item) error {
 	return nil
 }
 
-// Schedule stores the items, one row per fingerprint: it reads the fingerprint index, writes the index rows,
-// then the queue rows, then deletes the rows the index pointed to before (a re-schedule with another score or
-// partition). Writing the index first means a queue row the index does not point to is always stale, which
-// lets Next drop rows a crash left behind.
+// Schedule stores the items, one row per fingerprint, in three calls whatever the batch size (each split into
+// chunks of Config.GetBatch/PutBatch run in parallel): a multi-get of the fingerprint index, one putMultiple of
+// the queue rows and the index rows that change, and a deleteMultiple of the rows the index pointed to before
+// (a re-schedule with another score, host or partition). An index row remembers the key it replaced (q:p), so
+// replaying a batch that a crash interrupted after its puts still deletes the old row.
 func (q *Queue) Schedule(ctx context.Context, items []queue.Item) error {
 	var bad []queue.ItemError
 	last := make(map[string]int, len(items)) // fingerprint -> index of its last valid item
@@ -86,41 +87,55 @@ func (q *Queue) schedule(ctx context.Context, items []queue.Item, keep []int) er
 		fps[n] = items[i].Fingerprint
 	}
 	defer q.lock(fps)()
-	buckets := q.c.cfg.ScoreBuckets
-	gets := make([]*thrift2.TGet, len(keep))
-	keys := make([][]byte, len(keep))
-	for n, i := range keep {
-		it := &items[i]
-		gets[n] = &thrift2.TGet{Row: indexKey(it.Fingerprint), Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualIndex}}}
-		keys[n] = queueKey(it.Partition, scoreBucket(it.Score, buckets), it.Host, it.Fingerprint)
-	}
-	old, err := q.c.getMultiple(ctx, q.name, q.table, gets)
+	old, err := q.readIndex(ctx, fps)
 	if err != nil {
 		return err
 	}
-	idx := make([]*thrift2.TPut, 0, len(keep))
-	rows := make([]*thrift2.TPut, len(keep))
+	puts := make([]*thrift2.TPut, 0, 2*len(keep))
 	var dels []*thrift2.TDelete
 	for n, i := range keep {
 		it := &items[i]
-		rows[n] = &thrift2.TPut{Row: keys[n], ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualQueue, Value: queueValue(it.Score, it.NotBefore, it.Request)}}}
-		ok := cellValue(old[n], famQueue, qualIndex)
-		if bytes.Equal(ok, keys[n]) {
-			continue // same row as before (a replay, or a new request or due time): the index stands
+		key := queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)
+		puts = append(puts, &thrift2.TPut{Row: key, ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualQueue, Value: queueValue(it.Score, it.NotBefore, it.Request)}}})
+		cur, prev := old[n].cur, old[n].prev
+		if prev != nil && !bytes.Equal(prev, key) {
+			dels = append(dels, &thrift2.TDelete{Row: prev}) // left by an interrupted schedule; usually gone already
 		}
-		idx = append(idx, &thrift2.TPut{Row: gets[n].Row, ColumnValues: []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualIndex, Value: keys[n]}}})
-		if ok != nil {
-			dels = append(dels, &thrift2.TDelete{Row: ok})
+		if bytes.Equal(cur, key) {
+			continue // same row as before (a replay, a new request or due time): the index stands
 		}
+		cv := []*thrift2.TColumnValue{{Family: famQueue, Qualifier: qualIndex, Value: key}}
+		if cur != nil {
+			cv = append(cv, &thrift2.TColumnValue{Family: famQueue, Qualifier: qualPrev, Value: cur})
+			dels = append(dels, &thrift2.TDelete{Row: cur})
+		}
+		puts = append(puts, &thrift2.TPut{Row: indexKey(it.Fingerprint), ColumnValues: cv})
 	}
-	for _, step := range [][]*thrift2.TPut{idx, rows} {
-		if err := q.c.chunks(ctx, len(step), q.c.cfg.PutBatch, func(ctx context.Context, lo, hi int) error {
-			return q.c.putMultiple(ctx, q.name, q.table, step[lo:hi])
-		}); err != nil {
-			return err
-		}
+	if err := q.c.chunks(ctx, len(puts), q.c.cfg.PutBatch, func(ctx context.Context, lo, hi int) error {
+		return q.c.putMultiple(ctx, q.name, q.table, puts[lo:hi])
+	}); err != nil {
+		return err
 	}
 	return q.deleteRows(ctx, dels)
+}
+
+// indexEntry is a fingerprint's index row: its current queue row key and the key that one replaced.
+type indexEntry struct{ cur, prev []byte }
+
+func (q *Queue) readIndex(ctx context.Context, fps []frontier.Fingerprint) ([]indexEntry, error) {
+	gets := make([]*thrift2.TGet, len(fps))
+	for i, fp := range fps {
+		gets[i] = &thrift2.TGet{Row: indexKey(fp), Columns: []*thrift2.TColumn{{Family: famQueue}}}
+	}
+	res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]indexEntry, len(fps))
+	for i, r := range res {
+		out[i] = indexEntry{cur: cellValue(r, famQueue, qualIndex), prev: cellValue(r, famQueue, qualPrev)}
+	}
+	return out, nil
 }
 
 func (q *Queue) deleteRows(ctx context.Context, dels []*thrift2.TDelete) error {
@@ -129,13 +144,11 @@ func (q *Queue) deleteRows(ctx context.Context, dels []*thrift2.TDelete) error {
 	})
 }
 
-// Next scans the partition's key range from its best bucket with range scans of Config.ScanBatch rows and
-// offers the due rows, best first, to a queue.Picker (which applies the limits). After a scan whose last row
-// belongs to a host the Picker no longer wants, the next scan starts past that host's rows in the bucket instead
-// of reading them. It stops once the Picker is done, the partition is exhausted, or Config.ScanMaxRows rows
-// were read. It then checks the batch against the fingerprint index (one multi-get): rows the index no longer
-// points to are stale (superseded by a re-schedule) and are deleted, and the batch is built again. Nothing else
-// is removed.
+// Next scans the partition's key range from its best bucket with range scans and offers the due rows, best
+// first, to a queue.Picker (which applies the limits). The first scan asks for a little more than lim.Max rows;
+// after a scan whose last row belongs to a host the Picker no longer wants, the next scan starts past that
+// host's rows in the bucket instead of reading them. It stops once the Picker is done, the partition is
+// exhausted, or Config.ScanMaxRows rows were read. Nothing is removed.
 func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, error) {
 	if partition < 0 || partition > maxPartition {
 		return nil, fmt.Errorf("hbase: next: %w: %d", ErrPartitionRange, partition)
@@ -143,28 +156,19 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	if lim.Max <= 0 {
 		return nil, nil
 	}
-	for attempt := 0; ; attempt++ {
-		items, keys, err := q.pick(ctx, partition, now, lim)
-		if err != nil {
-			return nil, err
-		}
-		stale, err := q.stale(ctx, items, keys)
-		if err != nil {
-			return nil, err
-		}
-		if len(stale) == 0 || attempt == 2 {
-			items = slices.DeleteFunc(items, func(it queue.Item) bool { return stale[string(it.Fingerprint)] })
-			slices.SortStableFunc(items, func(a, b queue.Item) int { return cmp.Compare(b.Score, a.Score) })
-			return items, nil
-		}
+	items, err := q.pick(ctx, partition, now, lim)
+	if err != nil {
+		return nil, err
 	}
+	slices.SortStableFunc(items, func(a, b queue.Item) int { return cmp.Compare(b.Score, a.Score) })
+	return items, nil
 }
 
-// pick builds one batch; keys maps each taken fingerprint to its row key.
-func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, map[string][]byte, error) {
+// pick builds one batch.
+func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, error) {
 	var (
 		pk    = queue.NewPicker(lim)
-		keys  = map[string][]byte{}
+		seen  = map[string]bool{} // fingerprints offered
 		start = partitionPrefix(partition)
 		stop  = partitionEnd(partition)
 		read  = 0
@@ -177,7 +181,7 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 		size = min(2*size, q.c.cfg.ScanBatch)
 		rows, err := q.scan(ctx, start, stop, n)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		read += len(rows)
 		for _, r := range rows {
@@ -189,12 +193,11 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 				continue
 			}
 			it.Partition = partition
-			if _, dup := keys[string(it.Fingerprint)]; dup {
-				continue // a second row of one URL: one of them is stale, and the index check finds which
+			if seen[string(it.Fingerprint)] {
+				continue // a second row of one URL (concurrent writers in two processes): serve one
 			}
-			if pk.Offer(it) {
-				keys[string(it.Fingerprint)] = r.Row
-			}
+			seen[string(it.Fingerprint)] = true
+			pk.Offer(it)
 		}
 		if len(rows) < n {
 			break // the partition is exhausted
@@ -206,7 +209,7 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 			start = append(bytes.Clone(last), 0)
 		}
 	}
-	return pk.Items(), keys, nil
+	return pk.Items(), nil
 }
 
 func (q *Queue) scan(ctx context.Context, start, stop []byte, n int) ([]*thrift2.TResult_, error) {
@@ -241,80 +244,52 @@ func (q *Queue) decodeRow(r *thrift2.TResult_) (queue.Item, bool) {
 	return queue.Item{}, false
 }
 
-// stale reads the index rows of items and returns the fingerprints whose row (keys) the index no longer points
-// to, after deleting those rows. A missing index row leaves the row valid (it is served; Ack removes it by key).
-func (q *Queue) stale(ctx context.Context, items []queue.Item, keys map[string][]byte) (map[string]bool, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	gets := make([]*thrift2.TGet, len(items))
-	for i, it := range items {
-		gets[i] = &thrift2.TGet{Row: indexKey(it.Fingerprint), Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualIndex}}}
-	}
-	res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]bool
-	var dels []*thrift2.TDelete
-	for i, r := range res {
-		fp := string(items[i].Fingerprint)
-		if k := cellValue(r, famQueue, qualIndex); k != nil && !bytes.Equal(k, keys[fp]) {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[fp] = true
-			dels = append(dels, &thrift2.TDelete{Row: keys[fp]})
-		}
-	}
-	return out, q.deleteRows(ctx, dels)
-}
-
-// Ack deletes the rows of the items: the row the fingerprint index points to (if it is in the item's partition),
-// the row the item's own fields name, and then the index rows.
+// Ack deletes, for each item, the row its own fields name, the row the fingerprint index points to (if it is in
+// the item's partition; the index row goes with it) and the row the index recorded as replaced.
 func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
-	var gets []*thrift2.TGet
-	var its []*queue.Item
+	fps := make([]frontier.Fingerprint, len(items))
 	for i := range items {
 		it := &items[i]
 		if len(it.Fingerprint) == 0 || it.Partition < 0 || it.Partition > maxPartition {
 			return fmt.Errorf("hbase: ack item %d: no fingerprint or partition %d out of range", i, it.Partition)
 		}
-		gets = append(gets, &thrift2.TGet{Row: indexKey(it.Fingerprint), Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualIndex}}})
-		its = append(its, it)
-	}
-	if len(gets) == 0 {
-		return nil
-	}
-	fps := make([]frontier.Fingerprint, len(its))
-	for i, it := range its {
 		fps[i] = it.Fingerprint
 	}
+	if len(fps) == 0 {
+		return nil
+	}
 	defer q.lock(fps)()
-	res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
+	idx, err := q.readIndex(ctx, fps)
 	if err != nil {
 		return err
 	}
-	var rows, idx []*thrift2.TDelete
-	for i, it := range its {
+	var rows, ix []*thrift2.TDelete
+	for i := range items {
+		it := &items[i]
+		own := []byte(nil)
 		if queue.Check(it) == nil {
-			rows = append(rows, &thrift2.TDelete{Row: queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)})
+			own = queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)
+			rows = append(rows, &thrift2.TDelete{Row: own})
 		}
-		k := cellValue(res[i], famQueue, qualIndex)
+		if p := idx[i].prev; p != nil {
+			rows = append(rows, &thrift2.TDelete{Row: p})
+		}
+		k := idx[i].cur
 		if k == nil {
 			continue
 		}
 		if p, _, _, _, err := decodeQueueKey(k); err == nil && p == it.Partition {
-			if len(rows) == 0 || !bytes.Equal(rows[len(rows)-1].Row, k) {
+			if !bytes.Equal(k, own) {
 				rows = append(rows, &thrift2.TDelete{Row: k})
 			}
-			idx = append(idx, &thrift2.TDelete{Row: gets[i].Row})
+			ix = append(ix, &thrift2.TDelete{Row: indexKey(it.Fingerprint)})
 		}
 	}
+	// Rows first: a crash in between leaves an index row pointing nowhere, which the next Schedule overwrites.
 	if err := q.deleteRows(ctx, rows); err != nil {
 		return err
 	}
-	return q.deleteRows(ctx, idx)
+	return q.deleteRows(ctx, ix)
 }
 
 // Count counts the partition's rows with a key-only scan. It reads every row of the partition (keys only), so it

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
+
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/queue/queuetest"
 )
@@ -40,24 +42,74 @@ func TestNextSeeksPastCappedHost(t *testing.T) {
 	}
 }
 
-// A row a crash left behind (the index points elsewhere) is never served, and Next removes it.
-func TestNextDropsStaleRows(t *testing.T) {
+// A crash after Schedule's puts but before its deletes leaves the old row of a re-scheduled URL; replaying the
+// batch (Kafka redelivers it) removes it, thanks to the replaced key kept in the index row.
+func TestScheduleReplayAfterCrash(t *testing.T) {
 	f := newFakeHBase()
 	c := newFakeClient(f, fakeConfig())
 	q := c.Queue()
+	ctx := t.Context()
 	it := queuetest.Item(0, "a.example", 1, 0.5)
-	if err := q.Schedule(t.Context(), []queue.Item{it}); err != nil {
+	if err := q.Schedule(ctx, []queue.Item{it}); err != nil {
 		t.Fatal(err)
 	}
-	// The crash: a row for the same URL with another score, without its index entry.
-	orphan := queueKey(0, scoreBucket(0.9, c.cfg.ScoreBuckets), it.Host, it.Fingerprint)
-	f.tables[q.name][string(orphan)] = map[string][]byte{"q:v": queueValue(0.9, 0, []byte("old"))}
-	got, err := q.Next(t.Context(), 0, 0, queue.Limits{Max: 10})
-	if err != nil || len(got) != 1 || got[0].Score != 0.5 {
-		t.Fatalf("Next = %+v, %v; want the one current row (score 0.5)", got, err)
+	moved := it
+	moved.Score = 0.9
+	f.fail = func(op string) error {
+		if op == "deleteMultiple" {
+			return &thrift2.TIllegalArgument{Message: thrift2Str("crash")}
+		}
+		return nil
 	}
-	if _, ok := f.tables[q.name][string(orphan)]; ok {
-		t.Error("the stale row is still there")
+	if err := q.Schedule(ctx, []queue.Item{moved}); err == nil {
+		t.Fatal("the injected crash did not happen")
+	}
+	f.fail = nil
+	if n, _ := q.Count(ctx, 0); n != 2 {
+		t.Fatalf("after the crash: %d rows, want the old and the new", n)
+	}
+	if err := q.Schedule(ctx, []queue.Item{moved}); err != nil { // the replay
+		t.Fatal(err)
+	}
+	if n, _ := q.Count(ctx, 0); n != 1 {
+		t.Fatalf("after the replay: %d rows, want 1", n)
+	}
+	got, err := q.Next(ctx, 0, 0, queue.Limits{Max: 10})
+	if err != nil || len(got) != 1 || got[0].Score != 0.9 {
+		t.Fatalf("Next = %+v, %v", got, err)
+	}
+}
+
+// Without a replay, the old row is served once (one row per fingerprint in a batch) and acknowledging it removes
+// the new one too: the URL is fetched once.
+func TestAckRemovesReplacedRow(t *testing.T) {
+	f := newFakeHBase()
+	c := newFakeClient(f, fakeConfig())
+	q := c.Queue()
+	ctx := t.Context()
+	it := queuetest.Item(0, "a.example", 1, 0.5)
+	if err := q.Schedule(ctx, []queue.Item{it}); err != nil {
+		t.Fatal(err)
+	}
+	moved := it
+	moved.Score = 0.9
+	f.fail = func(op string) error {
+		if op == "deleteMultiple" {
+			return &thrift2.TIllegalArgument{Message: thrift2Str("crash")}
+		}
+		return nil
+	}
+	q.Schedule(ctx, []queue.Item{moved})
+	f.fail = nil
+	got, err := q.Next(ctx, 0, 0, queue.Limits{Max: 10})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Next = %+v, %v; want one item for the URL", got, err)
+	}
+	if err := q.Ack(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := q.Count(ctx, 0); n != 0 {
+		t.Fatalf("after Ack: %d rows, want 0", n)
 	}
 }
 
