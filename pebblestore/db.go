@@ -21,7 +21,7 @@ type Config struct {
 	Dir string `mapstructure:"dir"`
 	// Sync fsyncs the WAL on every write, so a returned write survives a machine crash, not only kill -9.
 	Sync bool `mapstructure:"sync"`
-	// CacheBytes is Pebble's block cache.
+	// CacheBytes is Pebble's block cache, which also holds the memtables (1/8 of it, at most 32 MiB each).
 	CacheBytes int64 `mapstructure:"cache_bytes"`
 	// ScoreBuckets is the resolution of the queue's score key part: scores in the same bucket are equals.
 	ScoreBuckets int `mapstructure:"score_buckets"`
@@ -95,10 +95,12 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 		FS:     fs,
 		Cache:  cache,
 		Logger: pebbleLogger{log},
-		// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
-		// filters answer most of them without reading a block.
-		MemTableSize: 64 << 20,
+		// Pebble reserves memtable memory from the block cache (up to two memtables), so the memtable
+		// must stay well below CacheBytes or nothing is cached at all.
+		MemTableSize: uint64(min(max(cfg.CacheBytes/8, 1<<20), 32<<20)),
 	}
+	// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
+	// filters answer most of them without reading a block.
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}

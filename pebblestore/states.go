@@ -1,9 +1,11 @@
 package pebblestore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -23,6 +25,9 @@ func (s *States) Get(ctx context.Context, fps []frontier.Fingerprint, out []stat
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if len(fps) >= sortedGetMin {
+		return s.getSorted(fps, out, found)
 	}
 	key := make([]byte, 0, 33)
 	for i, fp := range fps {
@@ -68,6 +73,42 @@ func (s *States) Put(ctx context.Context, fps []frontier.Fingerprint, entries []
 	}
 	if err := b.Commit(s.d.wo); err != nil {
 		return fmt.Errorf("pebblestore: states put: %w", err)
+	}
+	return nil
+}
+
+// sortedGetMin is the batch size from which Get sorts the keys and walks one iterator forward instead of
+// making independent point lookups: Pebble then reuses its position in every level between nearby keys.
+const sortedGetMin = 64
+
+func (s *States) getSorted(fps []frontier.Fingerprint, out []state.Entry, found []bool) error {
+	idx := make([]int, len(fps))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return bytes.Compare(fps[a], fps[b]) })
+	it, err := s.d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxState}, UpperBound: []byte{pfxState + 1}})
+	if err != nil {
+		return fmt.Errorf("pebblestore: states get: %w", err)
+	}
+	key := make([]byte, 0, 33)
+	for _, i := range idx {
+		key = append(append(key[:0], pfxState), fps[i]...)
+		out[i], found[i] = state.Entry{}, false
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err == nil {
+			out[i], err = decodeState(v)
+		}
+		if err != nil {
+			return errors.Join(fmt.Errorf("pebblestore: states get %x: %w", []byte(fps[i]), err), it.Close())
+		}
+		found[i] = true
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return fmt.Errorf("pebblestore: states get: %w", err)
 	}
 	return nil
 }

@@ -74,13 +74,17 @@ func BenchGet(b *testing.B, s state.Store, stored []frontier.Fingerprint, batch 
 }
 
 // Bench runs BenchGet for all hits, all misses and 80% hits over a store of stored fingerprints, in batches
-// of 1,024. newStore returns an empty store; Bench loads it once per case.
-func Bench(b *testing.B, newStore func(b *testing.B) state.Store, stored int) {
+// of 1,024. newStore returns an empty store; Bench loads it once per case, then calls settle (if not nil)
+// so the implementation can reach its steady state (e.g. flush and compact) before the clock starts.
+func Bench(b *testing.B, newStore func(b *testing.B) state.Store, stored int, settle func(b *testing.B, s state.Store)) {
 	fps := FPs(stored)
 	for _, hits := range []float64{1, 0, 0.8} {
 		b.Run(fmt.Sprintf("hits=%d%%", int(hits*100)), func(b *testing.B) {
 			s := newStore(b)
 			Load(b, s, fps)
+			if settle != nil {
+				settle(b, s)
+			}
 			BenchGet(b, s, fps, 1024, hits)
 		})
 	}
