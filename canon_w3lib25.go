@@ -150,12 +150,18 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 		nb = append(nb, '@')
 	}
 	userLen := len(nb)
-	if h, zone, pct := strings.Cut(hostname, "%"); pct {
+	lowered := false
+	if !isASCII(hostname) && strings.IndexByte(hostname, '%') < 0 && strings.IndexByte(hostname, ':') < 0 {
+		// The usual IDN case in one memo lookup: lower, NFKC, idna (or the raw host), lower again.
+		nb = append(nb, host25Cached(hostname)...)
+		lowered = true
+	} else if h, zone, pct := strings.Cut(hostname, "%"); pct {
 		hostname = lowerCached(h) + "%" + zone
 	} else if !isASCII(hostname) {
 		hostname = lowerCached(hostname)
 	}
 	switch {
+	case lowered:
 	case strings.IndexByte(hostname, ':') >= 0:
 		if !isASCII(hostname) {
 			return dst, invalidURL(raw, "non-ASCII IPv6 host")
@@ -182,7 +188,7 @@ func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
 				host[i] = c + 'a' - 'A'
 			}
 		}
-	} else {
+	} else if !lowered {
 		low := lowerCached(string(host))
 		nb = append(nb[:userLen], low...)
 	}

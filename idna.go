@@ -548,6 +548,7 @@ const (
 	memoLower
 	memoCheck122
 	memoCheck25
+	memoHost25
 )
 
 var memo struct {
@@ -586,5 +587,19 @@ func lowerCached(s string) string {
 		return asciiLower(s)
 	}
 	r, _ := memoized(memoLower, s, func(s string) (string, error) { return pyLower(s), nil })
+	return r
+}
+
+// host25Cached is w3lib 2.x's host pipeline for a non-ASCII host name without ":" or "%": str.lower()
+// (_SplitResult), NFKC and the idna codec (_idna; the lowered name itself when that fails), then
+// canonicalize_url's lower() of the result.
+func host25Cached(hostname string) string {
+	r, _ := memoized(memoHost25, hostname, func(h string) (string, error) {
+		h = pyLower(h)
+		if enc, err := pyIDNAEncode(nfkc14(h)); err == nil {
+			h = enc
+		}
+		return pyLower(h), nil
+	})
 	return r
 }
