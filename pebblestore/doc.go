@@ -48,6 +48,11 @@
 //     before sending).
 //   - Counts are kept per partition in c keys written in the same batch as the rows, so Count is exact after a
 //     crash and costs no scan.
+//   - Acknowledged rows leave deletion tombstones at the head of a partition until compaction drops them;
+//     Next remembers per partition where the first live row was (lowered by every write before it) and
+//     starts its scan there, so it does not wade through them.
+//   - An in-memory Bloom filter over the fingerprints ever indexed (rebuilt at Open from the i keys) lets
+//     Schedule skip the index read for a URL that was never queued, the common case.
 //   - Writes that read before they write (Schedule, Ack, the w→q move in Next, Domains.Add) hold one mutex per
 //     table; reads (States.Get, Pages.Get, Domains.Get, Count) take no lock.
 //
@@ -59,6 +64,13 @@
 // if that key is present (and the file's design matches Config.Bloom), and deletes the key (synced) before
 // returning. After a crash the key is absent, and Open rebuilds the filter by scanning the states (it logs how
 // long that took), so a crash can cost time but never a wrongly "new" URL.
+//
+// # Tuning
+//
+// Config.CacheBytes is the block cache; Pebble reserves its memtables from it, so the memtable is 1/8 of it
+// (at most 32 MiB). States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward.
+// Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext (flags -bench.stored,
+// -bench.rows, -bench.sync after the package path); figures in bench/results/stores.md.
 //
 // It imports frontier, state, queue, metadata, Pebble and the standard library.
 package pebblestore

@@ -77,12 +77,13 @@ var NextLimits = queue.Limits{Max: 1024, PerHost: 128, MinHosts: 24}
 
 // BenchNext measures Next(NextLimits) on a queue holding rows due items of partition 0 over hosts hosts (it
 // loads them). With ack, every op also acknowledges its batch (the queue drains as a crawl's would); without,
-// every op reads the same best rows. It reports ms/batch (wall), cpu-ms/batch and items/batch.
+// every op reads the same best rows. It reports ms/batch (wall, Next only), cpu-ms/batch, items/batch and,
+// with ack, ack-ms/batch.
 func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 	Load(b, q, Items(0, rows, hosts, 1))
 	ctx := context.Background()
 	var n, items int
-	var spent, cpu time.Duration
+	var spent, cpu, acking time.Duration
 	for b.Loop() {
 		start, c0 := time.Now(), cpuTime()
 		got, err := q.Next(ctx, 0, time.Now().Unix(), NextLimits)
@@ -92,9 +93,11 @@ func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 			b.Fatal(err)
 		}
 		if ack {
+			start := time.Now()
 			if err := q.Ack(ctx, got); err != nil {
 				b.Fatal(err)
 			}
+			acking += time.Since(start)
 		}
 		n++
 		items += len(got)
@@ -102,6 +105,9 @@ func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 	b.ReportMetric(float64(spent.Microseconds())/1000/float64(n), "ms/batch")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/batch")
 	b.ReportMetric(float64(items)/float64(n), "items/batch")
+	if ack {
+		b.ReportMetric(float64(acking.Microseconds())/1000/float64(n), "ack-ms/batch")
+	}
 }
 
 // cpuTime returns the CPU time (user + system) the process has used, so that benchmarks can report work per
