@@ -222,6 +222,9 @@ func prefixed(key string, err error) []error {
 		}
 		return out
 	}
+	if strings.HasPrefix(err.Error(), key+": ") { // packages named like their section prefix their own errors
+		return []error{err}
+	}
 	return []error{fmt.Errorf("%s: %w", key, err)}
 }
 

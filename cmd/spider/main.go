@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
@@ -39,7 +38,7 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
-	id, err := newIdentity(cfg.Identity.Canonicalization, cfg.Identity.Fingerprint)
+	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
 	}
@@ -47,12 +46,7 @@ func run(ctx context.Context, env cli.Env) error {
 	if err != nil {
 		return err
 	}
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers = cfg.Kafka.Brokers
-	kcfg.ClientID = fmt.Sprintf("frontier-spider-%d", env.PartitionID)
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: cfg.Streams.SpiderLog.Topic, Partitions: cfg.Streams.SpiderLog.Partitions}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: cfg.Streams.ScoringLog.Topic, Partitions: cfg.Streams.ScoringLog.Partitions}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: cfg.Streams.SpiderFeed.Topic, Partitions: cfg.Streams.SpiderFeed.Partitions}
+	kcfg := cfg.KafkaBus(fmt.Sprintf("frontier-spider-%d", env.PartitionID))
 	b, err := kafkabus.New(kcfg, env.Logger, env.Registry)
 	if err != nil {
 		return err
@@ -95,17 +89,4 @@ func run(ctx context.Context, env cli.Env) error {
 		}
 	}
 	return err
-}
-
-// newIdentity returns the identity layer for the configuration's identity section (canon "w3lib" or
-// "w3lib-1.22", a fingerprint name).
-func newIdentity(canon, fingerprint string) (spider.Identity, error) {
-	if canon == "w3lib" {
-		canon = "" // the default mode: w3lib 2.x
-	}
-	mode, err := frontier.ParseCanonMode(canon)
-	if err != nil {
-		return nil, err
-	}
-	return frontier.NewIdentity(fingerprint, frontier.CanonOptions{Mode: mode})
 }

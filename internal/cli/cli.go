@@ -91,7 +91,7 @@ func parseFlags(role string, args []string, stderr io.Writer) (flags, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return f, fmt.Errorf("%w: %v", ErrUsage, err)
+		return f, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

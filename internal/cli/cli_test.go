@@ -95,6 +95,17 @@ func TestMainRunsAndServesMetrics(t *testing.T) {
 	}
 }
 
+func TestHelpIsNotAnError(t *testing.T) {
+	var out bytes.Buffer
+	err := main(t.Context(), "standalone", []string{"--help"}, nil, &out, func(context.Context, Env) error {
+		t.Error("run function called")
+		return nil
+	})
+	if err != nil || !strings.Contains(out.String(), "-demo") {
+		t.Errorf("--help: err %v, usage %q", err, out.String())
+	}
+}
+
 func TestMainReturnsWorkerError(t *testing.T) {
 	cfgPath := writeConfig(t, "dbworker", "metrics: {addr: '127.0.0.1:0'}\n")
 	boom := errors.New("boom")
