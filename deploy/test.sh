@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deploy/test.sh: Frontier's whole test suite, the command the README gives and .ci/run calls.
 #
+#   0. builds the Python oracle venvs (oracle/setup.sh; skipped when already built)
 #   1. go vet ./... (plain and with the integration tag)
 #   2. unit tests: go test -race ./...
 #   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
@@ -43,6 +44,11 @@ done
 gotestflags=(${GOTESTFLAGS:-})
 
 step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
+
+# The Python oracle (Frontera, Scrapy, w3lib, warcio in .venv/) that the compatibility tests run against;
+# a no-op when the venvs are already built from the same requirements.
+step "python oracle"
+"$ROOT/oracle/setup.sh"
 
 if ((!integration_only)); then
 	step "go vet"
