@@ -333,8 +333,12 @@ func (c *batchContext) store(ctx context.Context) error {
 	return nil
 }
 
-// State implements strategy.Context.
+// State implements strategy.Context. A request marked dont_filter opts out of the URL-seen test (as in
+// Scrapy): it looks never seen, so the strategy schedules it again.
 func (c *batchContext) State(r *frontier.Request) frontier.State {
+	if r.DontFilter() {
+		return frontier.NotCrawled
+	}
 	fp := c.fingerprint(r)
 	if fp == nil {
 		return frontier.Error // unidentifiable: never schedule it

@@ -174,12 +174,19 @@ func TestURLSeenTestAndScores(t *testing.T) {
 		t.Errorf("malformed count = %d, want 1", r.bus.Malformed())
 	}
 
-	// A second worker (a restart) sees the same links again: nothing is scheduled twice.
-	r.publish(t, &frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{req("http://a.test/1", -1), req("http://a.test/3", -1)}})
+	// A second worker (a restart) sees the same links again: nothing is scheduled twice, except a request
+	// that opts out of the URL-seen test with dont_filter.
+	again := req("http://a.test/2", -1)
+	again.SetDontFilter(true)
+	r.publish(t, &frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{req("http://a.test/1", -1), req("http://a.test/3", -1), again}})
 	r.runUntilIdle(t)
 	got = r.scores(t)
-	if last := got[len(got)-1]; len(got) != 4 || last.Request.URL != "http://a.test/3" {
-		t.Errorf("after the restart: %d messages, last %s; want exactly one more, for /3", len(got), last.Request.URL)
+	if len(got) != 5 || got[3].Request.URL != "http://a.test/3" || got[4].Request.URL != "http://a.test/2" {
+		var urls []string
+		for _, u := range got {
+			urls = append(urls, u.Request.URL)
+		}
+		t.Errorf("after the restart: %v; want two more, /3 and the dont_filter /2", urls)
 	}
 }
 
