@@ -150,7 +150,16 @@ type queueValue struct {
 }
 
 func encodeQueueValue(score float64, notBefore int64, host string, req []byte) []byte {
-	v := make([]byte, 0, 16+binary.MaxVarintLen64+len(host)+len(req))
+	return appendQueueValue(make([]byte, 0, queueValueLen(host, req)), score, notBefore, host, req)
+}
+
+// queueValueLen is the encoded length of a queue value.
+func queueValueLen(host string, req []byte) int {
+	var tmp [binary.MaxVarintLen64]byte
+	return 16 + binary.PutUvarint(tmp[:], uint64(len(host))) + len(host) + len(req)
+}
+
+func appendQueueValue(v []byte, score float64, notBefore int64, host string, req []byte) []byte {
 	v = binary.BigEndian.AppendUint64(v, math.Float64bits(score))
 	v = binary.BigEndian.AppendUint64(v, uint64(notBefore))
 	v = binary.AppendUvarint(v, uint64(len(host)))

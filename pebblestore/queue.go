@@ -165,10 +165,18 @@ func (q *Queue) schedule(items []queue.Item, last map[string]int) error {
 		delta[it.Partition]++
 		q.indexed.Add(it.Fingerprint)
 		q.lowerStart(it.Partition, key)
-		if err := errors.Join(
-			b.Set(key, encodeQueueValue(it.Score, it.NotBefore, it.Host, it.Request), nil),
-			b.Set(prefixed(pfxIndex, it.Fingerprint), key, nil),
-		); err != nil {
+		// Build the row value and the index key in the batch's own memory (no per-item allocations).
+		op := b.SetDeferred(len(key), queueValueLen(it.Host, it.Request))
+		copy(op.Key, key)
+		appendQueueValue(op.Value[:0], it.Score, it.NotBefore, it.Host, it.Request)
+		if err := op.Finish(); err != nil {
+			return fmt.Errorf("pebblestore: schedule: %w", err)
+		}
+		op = b.SetDeferred(1+len(it.Fingerprint), len(key))
+		op.Key[0] = pfxIndex
+		copy(op.Key[1:], it.Fingerprint)
+		copy(op.Value, key)
+		if err := op.Finish(); err != nil {
 			return fmt.Errorf("pebblestore: schedule: %w", err)
 		}
 	}
