@@ -10,8 +10,9 @@
 //   - A score outside [0, 1] is an error for that item only; the others in the batch are stored.
 //   - Re-scheduling a fingerprint replaces its row wherever it is (another score, partition or due time).
 //
-// Every implementation validates items with Check and shapes batches with a Picker, so they agree on what is
-// rejected and what a batch holds; queue/queuetest is the conformance suite that holds them to this contract.
+// Implementations should validate items with Check and shape batches with a Picker (memory and Pebble do), so
+// they agree on what is rejected and what a batch holds; queue/queuetest is the conformance suite that holds
+// every implementation to this contract.
 // Memory is the in-memory implementation (for unit tests: Next sorts the partition each call).
 //
 // It imports only the frontier package and the standard library.
