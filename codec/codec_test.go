@@ -376,3 +376,36 @@ func TestDecodedMapsAreIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUse backs the package's concurrency claim (run with -race in CI).
+func TestConcurrentUse(t *testing.T) {
+	in := mustEncode(t, specRequest())
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			var err error
+			for range 200 {
+				var r *frontier.Request
+				if r, err = (Msgpack{}).DecodeRequest(in); err != nil {
+					break
+				}
+				var b []byte
+				if b, err = (Msgpack{}).EncodeRequest(r); err == nil && !bytes.Equal(b, in) {
+					err = errors.New("round trip differs")
+				}
+				if err != nil {
+					break
+				}
+				if _, err = (JSON{}).EncodeRequest(r); err != nil {
+					break
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
