@@ -147,3 +147,31 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestBloomDisabledInBetween: states written while the filter was disabled must not be hidden by the filter
+// saved before, when a later Open enables it again.
+func TestBloomDisabledInBetween(t *testing.T) {
+	cfg := testConfig(t, true)
+	open := func(cfg pebblestore.Config) *pebblestore.DB {
+		db, err := pebblestore.Open(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open(cfg)
+	putStates(t, db.States(), 0, 100)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	off := cfg
+	off.Bloom = state.BloomConfig{}
+	db = open(off)
+	putStates(t, db.States(), 100, 200)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(cfg)
+	defer db.Close()
+	checkStates(t, db.States(), 0, 200)
+}

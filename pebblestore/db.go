@@ -123,6 +123,9 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 			return nil, errors.Join(err, pdb.Close())
 		}
 		d.bstates = state.NewBloomStore(d.states, d.bloom)
+	} else if err := pdb.Delete(keyBloomClean, pebble.Sync); err != nil {
+		// States written without the filter make a saved filter stale for a later Open that enables it.
+		return nil, errors.Join(fmt.Errorf("pebblestore: clear bloom marker: %w", err), pdb.Close())
 	}
 	return d, nil
 }
