@@ -76,9 +76,11 @@
 // and of the index rows that change, and one deleteMultiple of the replaced rows (a re-schedule with another
 // score, host or partition). If a crash cuts Schedule between its puts and its deletes, the old row survives,
 // but the replayed batch (the caller commits its Kafka offset only after Schedule returned) finds it in q:p and
-// deletes it; until then, a batch never holds two rows of one fingerprint, and Ack deletes the item's row, the
-// row in q:k and the row in q:p. Schedule and Ack calls on one Queue that touch the same fingerprints are
-// serialised (striped locks), so concurrent writers in one process never leave two rows for one URL. Two
+// deletes it; until then, a batch never holds two rows of one fingerprint. Ack is one deleteMultiple of the
+// items' own rows (rebuilt from the items) and reads nothing; index rows are kept (one small row per URL ever
+// queued) and simply point at a deleted row after an Ack. Schedule and Ack calls on one Queue that touch the
+// same fingerprints are serialised (striped locks), so concurrent writers in one process never leave two rows
+// for one URL. Two
 // processes scheduling the same URL at the same instant can (Frontier routes a host's URLs through one
 // consumer, so this does not happen in a correct deployment); the URL is then served once per row.
 //

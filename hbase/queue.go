@@ -244,52 +244,27 @@ func (q *Queue) decodeRow(r *thrift2.TResult_) (queue.Item, bool) {
 	return queue.Item{}, false
 }
 
-// Ack deletes, for each item, the row its own fields name, the row the fingerprint index points to (if it is in
-// the item's partition; the index row goes with it) and the row the index recorded as replaced.
+// Ack deletes the rows of the items, as Next returned them (the row key is rebuilt from partition, score, host
+// and fingerprint), in one deleteMultiple and without reading anything. The index rows stay: a later Schedule of
+// the same URL finds its old key there (the row is gone; deleting it again is harmless), so the index costs one
+// small row per URL ever queued, like the states table. An item acknowledged with another partition, score or
+// host than its row has deletes nothing.
 func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	fps := make([]frontier.Fingerprint, len(items))
+	rows := make([]*thrift2.TDelete, 0, len(items))
 	for i := range items {
 		it := &items[i]
-		if len(it.Fingerprint) == 0 || it.Partition < 0 || it.Partition > maxPartition {
-			return fmt.Errorf("hbase: ack item %d: no fingerprint or partition %d out of range", i, it.Partition)
+		if err := validItem(it); err != nil {
+			return fmt.Errorf("hbase: ack item %d: %w", i, err)
 		}
 		fps[i] = it.Fingerprint
+		rows = append(rows, &thrift2.TDelete{Row: queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)})
 	}
-	if len(fps) == 0 {
+	if len(rows) == 0 {
 		return nil
 	}
 	defer q.lock(fps)()
-	idx, err := q.readIndex(ctx, fps)
-	if err != nil {
-		return err
-	}
-	var rows, ix []*thrift2.TDelete
-	for i := range items {
-		it := &items[i]
-		own := []byte(nil)
-		if queue.Check(it) == nil {
-			own = queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)
-			rows = append(rows, &thrift2.TDelete{Row: own})
-		}
-		if p := idx[i].prev; p != nil {
-			rows = append(rows, &thrift2.TDelete{Row: p})
-		}
-		k := idx[i].cur
-		if k == nil {
-			continue
-		}
-		if p, _, _, _, err := decodeQueueKey(k); err == nil && p == it.Partition {
-			if !bytes.Equal(k, own) {
-				rows = append(rows, &thrift2.TDelete{Row: k})
-			}
-			ix = append(ix, &thrift2.TDelete{Row: indexKey(it.Fingerprint)})
-		}
-	}
-	// Rows first: a crash in between leaves an index row pointing nowhere, which the next Schedule overwrites.
-	if err := q.deleteRows(ctx, rows); err != nil {
-		return err
-	}
-	return q.deleteRows(ctx, ix)
+	return q.deleteRows(ctx, rows)
 }
 
 // Count counts the partition's rows with a key-only scan. It reads every row of the partition (keys only), so it

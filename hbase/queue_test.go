@@ -80,39 +80,6 @@ func TestScheduleReplayAfterCrash(t *testing.T) {
 	}
 }
 
-// Without a replay, the old row is served once (one row per fingerprint in a batch) and acknowledging it removes
-// the new one too: the URL is fetched once.
-func TestAckRemovesReplacedRow(t *testing.T) {
-	f := newFakeHBase()
-	c := newFakeClient(f, fakeConfig())
-	q := c.Queue()
-	ctx := t.Context()
-	it := queuetest.Item(0, "a.example", 1, 0.5)
-	if err := q.Schedule(ctx, []queue.Item{it}); err != nil {
-		t.Fatal(err)
-	}
-	moved := it
-	moved.Score = 0.9
-	f.fail = func(op string) error {
-		if op == "deleteMultiple" {
-			return &thrift2.TIllegalArgument{Message: thrift2Str("crash")}
-		}
-		return nil
-	}
-	q.Schedule(ctx, []queue.Item{moved})
-	f.fail = nil
-	got, err := q.Next(ctx, 0, 0, queue.Limits{Max: 10})
-	if err != nil || len(got) != 1 {
-		t.Fatalf("Next = %+v, %v; want one item for the URL", got, err)
-	}
-	if err := q.Ack(ctx, got); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := q.Count(ctx, 0); n != 0 {
-		t.Fatalf("after Ack: %d rows, want 0", n)
-	}
-}
-
 // An undecodable row is skipped (and logged), not fatal for the partition.
 func TestNextSkipsCorruptRow(t *testing.T) {
 	f := newFakeHBase()
