@@ -12,6 +12,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/hbase"
+	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 	"github.com/frontiercrawl/frontier/warc"
@@ -95,6 +96,8 @@ type StandaloneConfig struct {
 	// StopWhenDone ends the process once nothing is queued, in flight or unconsumed for QuietPeriod.
 	StopWhenDone bool          `mapstructure:"stop_when_done"`
 	QuietPeriod  time.Duration `mapstructure:"quiet_period"`
+	// Pebble configures the store; an empty dir means data_dir/pebble.
+	Pebble pebblestore.Config `mapstructure:"pebble"`
 }
 
 // DefaultConfig returns the configuration used for every key no file, variable or flag sets.
@@ -116,7 +119,7 @@ func DefaultConfig() Config {
 		StrategyWorker: strategyworker.DefaultConfig(),
 		DBWorker:       dbworker.DefaultConfig(),
 		Standalone: StandaloneConfig{DataDir: "data/standalone", Spiders: 2, StrategyWorkers: 2, StopWhenDone: true,
-			QuietPeriod: 2 * time.Second},
+			QuietPeriod: 2 * time.Second, Pebble: standalonePebble()},
 		StatsInterval:   30 * time.Second,
 		ShutdownTimeout: 30 * time.Second,
 	}
@@ -228,6 +231,14 @@ func prefixed(key string, err error) []error {
 	return []error{fmt.Errorf("%s: %w", key, err)}
 }
 
+// standalonePebble is pebblestore's default sized for a crawl that fits one machine: a Bloom filter for 10
+// million URLs at 1% (12 MB) rather than pebblestore's 100 million.
+func standalonePebble() pebblestore.Config {
+	p := pebblestore.DefaultConfig()
+	p.Bloom.Expected = 10_000_000
+	return p
+}
+
 // Validate checks the sizes and the data directory.
 func (c StandaloneConfig) Validate() error {
 	var errs []error
@@ -239,6 +250,13 @@ func (c StandaloneConfig) Validate() error {
 	}
 	if c.QuietPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
+	}
+	p := c.Pebble
+	if p.Dir == "" {
+		p.Dir = "-" // filled from data_dir when the store opens
+	}
+	if err := p.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("pebble: %w", err))
 	}
 	return errors.Join(errs...)
 }

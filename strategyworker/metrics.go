@@ -1,6 +1,10 @@
 package strategyworker
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frontiercrawl/frontier/state"
+)
 
 type metrics struct {
 	events      *prometheus.CounterVec
@@ -24,4 +28,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests)
 	}
 	return m
+}
+
+// registerCache exposes the state cache's counters, read when scraped.
+func registerCache(reg prometheus.Registerer, c *state.Cache) {
+	if reg == nil {
+		return
+	}
+	counter := func(name, help string, v func(state.CacheStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "frontier_strategyworker_state_cache_" + name, Help: help},
+			func() float64 { return float64(v(c.Stats())) })
+	}
+	gauge := func(name, help string, v func(state.CacheStats) int) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_strategyworker_state_cache_" + name, Help: help},
+			func() float64 { return float64(v(c.Stats())) })
+	}
+	reg.MustRegister(
+		counter("hits_total", "Fingerprints answered from the state cache.", func(s state.CacheStats) int64 { return s.Hits }),
+		counter("misses_total", "Fingerprints read from the state store.", func(s state.CacheStats) int64 { return s.Misses }),
+		counter("evictions_total", "Clean entries dropped to make room.", func(s state.CacheStats) int64 { return s.Evictions }),
+		gauge("entries", "Entries held in the state cache.", func(s state.CacheStats) int { return s.Len }),
+	)
 }

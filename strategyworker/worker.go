@@ -116,6 +116,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("strategyworker: %w", err)
 	}
+	registerCache(deps.Registerer, cache)
 	return &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
 		cache: cache, strat: strat}, nil
 }

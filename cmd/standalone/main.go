@@ -89,6 +89,7 @@ func embeddedConfig(cfg *configs.Config) embedded.Config {
 	e.Codec = cfg.Codec
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
 	e.StatsInterval = cfg.StatsInterval
+	e.Pebble = cfg.Standalone.Pebble
 	return e
 }
 
