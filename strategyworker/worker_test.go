@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -201,4 +202,46 @@ func TestNewRejectsBadSetups(t *testing.T) {
 	if err == nil {
 		t.Error("unknown strategy accepted")
 	}
+}
+
+// BenchmarkLinksExtracted measures a batch as the worker handles it: 512 links_extracted events of 10 new
+// links each (one state read and one write per link, the strategy, one update_score encoded per link), over
+// the in-memory state store and bus.
+func BenchmarkLinksExtracted(b *testing.B) {
+	bb, err := membus.New(membus.DefaultConfig(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bb.Close()
+	w, err := New(DefaultConfig(), Deps{Bus: bb, Codec: codec.Msgpack{}, States: state.NewMemory(),
+		Fingerprint: func(u string) (frontier.Fingerprint, error) { return sha(u), nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, _ := bb.Producer(b.Context(), bus.ScoringLog, nil)
+	defer out.Close()
+	n := 0
+	batch := func() []frontier.Message {
+		events := make([]frontier.Message, 512)
+		for i := range events {
+			links := make([]*frontier.Request, 10)
+			for j := range links {
+				n++
+				links[j] = req(fmt.Sprintf("http://h%d.test/p%d", n%100, n), -1)
+			}
+			events[i] = &frontier.LinksExtracted{Request: req("http://h.test/", 0), Links: links}
+		}
+		return events
+	}
+	links := 0
+	for b.Loop() {
+		b.StopTimer()
+		events := batch()
+		b.StartTimer()
+		if err := w.handle(b.Context(), events, out); err != nil {
+			b.Fatal(err)
+		}
+		links += 512 * 10
+	}
+	b.ReportMetric(float64(links)/b.Elapsed().Seconds(), "links/s")
 }
