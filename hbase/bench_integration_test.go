@@ -112,6 +112,8 @@ func benchItem(i, hosts int, rng *rand.Rand) queue.Item {
 
 func BenchmarkIntegrationSchedule(b *testing.B) {
 	cfg := testConfig(b)
+	cfg.GetBatch = envInt("FRONTIER_BENCH_GET_BATCH", cfg.GetBatch)
+	cfg.PutBatch = envInt("FRONTIER_BENCH_PUT_BATCH", cfg.PutBatch)
 	c := openTest(b, cfg, queueTable)
 	q := c.Queue()
 	ctx := context.Background()
