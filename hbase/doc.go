@@ -113,4 +113,7 @@
 // starts; they read FRONTIER_TEST_HBASE (host:port), FRONTIER_TEST_HBASE_TRANSPORT and
 // FRONTIER_TEST_HBASE_PROTOCOL (export $(deploy/env)), skip when it is unset, and fail when CI=true. Each test
 // uses tables under its own prefix and drops them at the end (FRONTIER_TEST_KEEP_TABLES=1 keeps them).
+// Benchmarks (BenchmarkIntegration*) and the CPU-per-operation probe are described in bench/results/hbase.md;
+// TestIntegrationHBaseRestart restarts the shared HBase with deploy/down and deploy/up and so runs only with
+// FRONTIER_TEST_HBASE_RESTART=1.
 package hbase
