@@ -28,24 +28,11 @@ import (
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
 
-// server returns the address in env var name; unset skips the test, or fails it when CI=true.
-func server(t *testing.T, name string) string {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is unset and CI=true: the servers must be running (deploy/up; export $(deploy/env))", name)
-		}
-		t.Skipf("%s is unset (deploy/up; export $(deploy/env))", name)
-	}
-	return v
-}
-
 // TestClusterCrawl crawls the synthetic web with 2 spiders, 2 strategy workers and a DB worker over real Kafka
 // and HBase, and checks that every page a polite crawler reaches was fetched exactly once, that robots.txt was
 // obeyed, and that the states in HBase say so.
 func TestClusterCrawl(t *testing.T) {
-	kafkaAddr, hbaseAddr := server(t, "FRONTIER_TEST_KAFKA"), server(t, "FRONTIER_TEST_HBASE")
+	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)

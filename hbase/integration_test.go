@@ -21,6 +21,8 @@ import (
 	"github.com/frontiercrawl/frontier/queue/queuetest"
 	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/state/statetest"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
 )
 
 // testConfig returns the config of the HBase the deploy scripts started (FRONTIER_TEST_HBASE and friends, see
@@ -28,13 +30,7 @@ import (
 // fail when CI=true.
 func testConfig(t testing.TB) Config {
 	t.Helper()
-	addr := os.Getenv("FRONTIER_TEST_HBASE")
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FRONTIER_TEST_HBASE is unset and CI=true: HBase must be running (deploy/up hbase; export $(deploy/env))")
-		}
-		t.Skip("FRONTIER_TEST_HBASE is unset; start HBase with deploy/up hbase and export $(deploy/env)")
-	}
+	addr := frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	cfg := DefaultConfig()
 	cfg.Addr = addr
 	if v := os.Getenv("FRONTIER_TEST_HBASE_TRANSPORT"); v != "" {

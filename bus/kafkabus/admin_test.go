@@ -6,26 +6,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	kafka "github.com/segmentio/kafka-go"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
 )
 
 // adminTestBrokers returns the real broker of FRONTIER_TEST_KAFKA (deploy/up prints it). Unset, the test is
 // skipped on a developer's machine and fails under CI=true.
 func adminTestBrokers(t *testing.T) []string {
 	t.Helper()
-	addr := os.Getenv("FRONTIER_TEST_KAFKA")
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FRONTIER_TEST_KAFKA is unset under CI=true: start the servers with deploy/up")
-		}
-		t.Skip("FRONTIER_TEST_KAFKA is unset; run deploy/up and export $(deploy/env)")
-	}
-	return strings.Split(addr, ",")
+	return strings.Split(frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), ",")
 }
 
 // adminTestTopic returns a topic name unique to this test run, and deletes the topic when the test ends.

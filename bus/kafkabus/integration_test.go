@@ -32,19 +32,14 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/bustest"
 	"github.com/frontiercrawl/frontier/partition"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
 )
 
 // kafkaBrokers returns FRONTIER_TEST_KAFKA's brokers; unset, the test is skipped, or fails under CI=true.
 func kafkaBrokers(t testing.TB) []string {
 	t.Helper()
-	addr := os.Getenv("FRONTIER_TEST_KAFKA")
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FRONTIER_TEST_KAFKA is unset under CI=true: start the servers with deploy/up")
-		}
-		t.Skip("FRONTIER_TEST_KAFKA is unset; run deploy/up and export $(deploy/env)")
-	}
-	return strings.Split(addr, ",")
+	return strings.Split(frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), ",")
 }
 
 // deleteTopics deletes the bus's topics when the test ends, so the broker does not fill up with test topics.
@@ -402,13 +397,7 @@ type restartBroker struct {
 func startRestartBroker(t *testing.T) *restartBroker {
 	t.Helper()
 	kafkaBrokers(t)
-	deploy := os.Getenv("FRONTIER_TEST_DEPLOY_DIR")
-	if deploy == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FRONTIER_TEST_DEPLOY_DIR is unset under CI=true (deploy/env prints it)")
-		}
-		t.Skip("FRONTIER_TEST_DEPLOY_DIR is unset; export $(deploy/env)")
-	}
+	deploy := frontiertest.Server(t, "FRONTIER_TEST_DEPLOY_DIR")
 	root := filepath.Dir(deploy)
 	infra := t.TempDir()
 	// Reuse the jars and the frontierctl of the main deployment (deploy/up fetched and built them).

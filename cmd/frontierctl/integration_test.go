@@ -4,24 +4,11 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
-)
 
-// serverAddr returns the address in env (deploy/up prints it). Unset, the test is skipped on a developer's
-// machine and fails under CI=true.
-func serverAddr(t *testing.T, env string) string {
-	t.Helper()
-	addr := os.Getenv(env)
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is unset under CI=true: start the servers with deploy/up", env)
-		}
-		t.Skipf("%s is unset; run deploy/up and export $(deploy/env)", env)
-	}
-	return addr
-}
+	"github.com/frontiercrawl/frontier/frontiertest"
+)
 
 func TestProbeRealServers(t *testing.T) {
 	tests := []struct {
@@ -29,8 +16,8 @@ func TestProbeRealServers(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"kafka", []string{"probe", "kafka", "--brokers", serverAddr(t, "FRONTIER_TEST_KAFKA")}, "ready"},
-		{"hbase", []string{"probe", "hbase", "--addr", serverAddr(t, "FRONTIER_TEST_HBASE")}, "namespaces: default, hbase"},
+		{"kafka", []string{"probe", "kafka", "--brokers", frontiertest.Server(t, "FRONTIER_TEST_KAFKA")}, "ready"},
+		{"hbase", []string{"probe", "hbase", "--addr", frontiertest.Server(t, "FRONTIER_TEST_HBASE")}, "namespaces: default, hbase"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,14 +26,7 @@ import (
 
 // kafkaBrokers returns FRONTIER_TEST_KAFKA's brokers; unset, the test is skipped, or fails under CI=true.
 func kafkaBrokers(t *testing.T) []string {
-	addr := os.Getenv("FRONTIER_TEST_KAFKA")
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FRONTIER_TEST_KAFKA is unset under CI=true: start the servers with deploy/up")
-		}
-		t.Skip("FRONTIER_TEST_KAFKA is unset")
-	}
-	return strings.Split(addr, ",")
+	return strings.Split(frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), ",")
 }
 
 // TestSpiderOverKafka runs the spider role as cmd/spider does, on fresh topics of a real broker: seeds go to
