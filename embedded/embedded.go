@@ -164,7 +164,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	for p := range cfg.StrategyWorkers {
 		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(),
 			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("component", "strategyworker", "partition", p),
-			Registerer: prefixed(deps.Registerer, p)})
+			Registerer: firstOnly(deps.Registerer, p)})
 		if err != nil {
 			return Summary{}, fmt.Errorf("embedded: %w", err)
 		}
@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
 		sd := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Handler: deps.Handler, Partition: p,
-			Logger: log.With("component", "spider"), Registerer: prefixed(deps.Registerer, p), DialContext: deps.DialContext}
+			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext}
 		if p == 0 {
 			sd.Seeds = deps.Seeds
 		}
@@ -215,9 +215,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	return sum, err
 }
 
-// prefixed keeps several instances of one role from registering the same metric names twice: only
-// instance 0 registers.
-func prefixed(reg prometheus.Registerer, instance int) prometheus.Registerer {
+// firstOnly keeps several instances of one role from registering the same metric names twice: instance 0
+// registers its metrics, the others' are not exported (their work shows in the spider log and the stats line).
+func firstOnly(reg prometheus.Registerer, instance int) prometheus.Registerer {
 	if instance == 0 {
 		return reg
 	}
