@@ -108,25 +108,7 @@ func restartWithMembus(t *testing.T, keepState bool) {
 	}
 	run(func(c int64) bool { return c >= int64(len(urls)) })
 
-	fetches := map[string]int{}
-	for _, h := range site.Hosts() {
-		for _, r := range h.Requests() {
-			if r.Target != "/robots.txt" {
-				fetches[h.Origin+r.Target]++
-			}
-		}
-	}
-	dup := 0
-	for _, u := range urls {
-		switch n := fetches[u]; {
-		case n == 0:
-			t.Errorf("%s never fetched", u)
-		case n > 2:
-			t.Errorf("%s fetched %d times", u, n)
-		case n == 2:
-			dup++
-		}
-	}
+	dup := refetched(t, site, urls)
 	bound := int64(len(site.Hosts()) * cfg.ConnsPerHost) // the requests that can be in flight
 	if !keepState {
 		bound = lag[0]

@@ -42,14 +42,22 @@ func TestRestartRefetchesOnlyInFlight(t *testing.T) {
 	h.waitOutcomes(urls)
 	stop()
 
-	fetches := map[string]int{}
-	for _, host := range site.Hosts() {
-		for _, r := range host.Requests() {
-			if r.Target != "/robots.txt" {
-				fetches[host.Origin+r.Target]++
-			}
-		}
+	dup := refetched(t, site, urls)
+	inFlight := min(cfg.MaxInFlight, len(site.Hosts())*cfg.ConnsPerHost)
+	t.Logf("fetched twice: %d (at most %d requests can be in flight)", dup, inFlight)
+	if dup > inFlight {
+		t.Errorf("%d URLs fetched twice, want <= %d (the requests in flight)", dup, inFlight)
 	}
+	if c := h.feed.Committed(); c != int64(len(urls)) {
+		t.Errorf("committed %d, want %d", c, len(urls))
+	}
+}
+
+// refetched checks, from the site's request logs, that every URL of urls was fetched once or twice (a restart
+// may fetch again what was in flight), and returns how many were fetched twice.
+func refetched(t *testing.T, site *web.Site, urls []string) int {
+	t.Helper()
+	fetches := site.Fetches()
 	dup := 0
 	for _, u := range urls {
 		switch n := fetches[u]; {
@@ -61,12 +69,5 @@ func TestRestartRefetchesOnlyInFlight(t *testing.T) {
 			dup++
 		}
 	}
-	inFlight := min(cfg.MaxInFlight, len(site.Hosts())*cfg.ConnsPerHost)
-	t.Logf("fetched twice: %d (at most %d requests can be in flight)", dup, inFlight)
-	if dup > inFlight {
-		t.Errorf("%d URLs fetched twice, want <= %d (the requests in flight)", dup, inFlight)
-	}
-	if c := h.feed.Committed(); c != int64(len(urls)) {
-		t.Errorf("committed %d, want %d", c, len(urls))
-	}
+	return dup
 }
