@@ -180,25 +180,14 @@ func (w *Worker) consume(ctx context.Context, stream bus.Stream, group string, h
 		return fmt.Errorf("dbworker: open %s: %w", stream, err)
 	}
 	defer in.Close()
-	for {
-		msgs, err := in.Fetch(ctx, w.cfg.BatchSize)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("dbworker: fetch %s: %w", stream, err)
-		}
-		events := bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) })
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
-		err = handle(dctx, events)
-		if err == nil {
-			err = in.Commit(dctx, msgs)
-		}
-		cancel()
-		if err != nil {
-			return err
-		}
+	if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, handle); err != nil {
+		return fmt.Errorf("dbworker: %s: %w", stream, err)
 	}
+	return nil
+}
+
+func (w *Worker) decode(m bus.Message) (frontier.Message, error) {
+	return w.deps.Codec.DecodeMessage(m.Value)
 }
 
 // runScoring moves update_score messages into the queue.

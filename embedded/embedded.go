@@ -321,15 +321,9 @@ func (st *stats) run(ctx context.Context, b bus.Bus, c codec.Codec) error {
 		return fmt.Errorf("embedded: open spider log: %w", err)
 	}
 	defer in.Close()
-	for {
-		msgs, err := in.Fetch(ctx, 1024)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("embedded: fetch spider log: %w", err)
-		}
-		for _, m := range bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return c.DecodeMessage(m.Value) }) {
+	decode := func(m bus.Message) (frontier.Message, error) { return c.DecodeMessage(m.Value) }
+	err = bus.Consume(ctx, in, 1024, 10*time.Second, decode, func(_ context.Context, events []frontier.Message) error {
+		for _, m := range events {
 			switch m := m.(type) {
 			case *frontier.PageCrawled:
 				st.pages.Add(1)
@@ -339,10 +333,12 @@ func (st *stats) run(ctx context.Context, b bus.Bus, c codec.Codec) error {
 				st.links.Add(int64(len(m.Links)))
 			}
 		}
-		if err := in.Commit(context.WithoutCancel(ctx), msgs); err != nil {
-			return fmt.Errorf("embedded: commit spider log: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("embedded: spider log: %w", err)
 	}
+	return nil
 }
 
 func allPartitions(n int) []int {

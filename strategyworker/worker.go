@@ -135,31 +135,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer out.Close()
 
-	for {
-		msgs, err := in.Fetch(ctx, w.cfg.BatchSize)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("strategyworker: fetch: %w", err)
-		}
-		events := bus.Decode(in, msgs, func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) })
-		// The batch's effects are made durable even if ctx ends meanwhile: a half-handled batch would be
-		// replayed anyway, but finishing it saves the replay.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
-		err = w.handle(dctx, events, out)
-		if err == nil {
-			err = in.Commit(dctx, msgs)
-		}
-		cancel()
-		if err != nil {
+	decode := func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
+	return bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, func(ctx context.Context, events []frontier.Message) error {
+		if err := w.handle(ctx, events, out); err != nil {
 			return err
 		}
 		if f, ok := w.strat.(strategy.Finisher); ok && f.Finished() {
 			w.log.Info("strategy declared the crawl finished")
-			return nil
+			return bus.ErrStop
 		}
-	}
+		return nil
+	})
 }
 
 // handle runs one batch: states in, strategy, scores out, states back.
