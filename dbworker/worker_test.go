@@ -69,14 +69,17 @@ func (r *rig) send(t *testing.T, s bus.Stream, msgs ...frontier.Message) {
 	t.Helper()
 	p, _ := r.bus.Producer(t.Context(), s, nil)
 	defer p.Close()
-	for _, m := range msgs {
+	// One Send, so the worker sees the messages as one batch (as a strategy worker's batch arrives).
+	batch := make([]bus.Message, len(msgs))
+	for i, m := range msgs {
 		v, err := r.codec.EncodeMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Send(t.Context(), bus.Message{Value: v}); err != nil {
-			t.Fatal(err)
-		}
+		batch[i] = bus.Message{Value: v}
+	}
+	if err := p.Send(t.Context(), batch...); err != nil {
+		t.Fatal(err)
 	}
 }
 
