@@ -77,8 +77,8 @@ func (e *PartitionMismatchError) Error() string {
 const adminPoll = 100 * time.Millisecond
 
 // EnsureTopics makes sure every topic in topics exists with exactly its number of partitions, creating the
-// missing ones, and returns once every partition of every topic has a leader in the broker's metadata (so a
-// producer can write to it at once). It is idempotent. A topic that exists with a different partition count is
+// missing ones, and returns once every partition of every topic has a leader that serves it (so a producer
+// can write to it at once). It is idempotent. A topic that exists with a different partition count is
 // left alone and reported as a *PartitionMismatchError (errors.As), next to any other problem; the other topics
 // are still created. ctx bounds the whole call, including the wait.
 func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec) error {
@@ -152,7 +152,8 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec) err
 	return waitTopics(ctx, client, want, names)
 }
 
-// waitTopics polls metadata until each topic shows its partitions, each with a leader, or ctx ends.
+// waitTopics polls metadata until each topic shows its partitions, each with a leader that serves it, or ctx
+// ends.
 func waitTopics(ctx context.Context, client *kafka.Client, want map[string]TopicSpec, names []string) error {
 	t := time.NewTicker(adminPoll)
 	defer t.Stop()
@@ -185,7 +186,9 @@ func waitTopics(ctx context.Context, client *kafka.Client, want map[string]Topic
 				}
 			}
 			if len(pending) == 0 {
-				return nil
+				if pending, err = unserved(ctx, client, want, names); err == nil && len(pending) == 0 {
+					return nil
+				}
 			}
 		}
 		select {
@@ -263,4 +266,34 @@ func topicList(tcs []kafka.TopicConfig) string {
 		s[i] = fmt.Sprintf("%s(%d)", tc.Topic, tc.NumPartitions)
 	}
 	return strings.Join(s, ", ")
+}
+
+// unserved returns the topics with a partition whose leader does not answer ListOffsets yet. In KRaft the
+// metadata can name a partition's leader a moment before that broker serves the partition (a write then gets
+// NOT_LEADER_OR_FOLLOWER); ListOffsets is answered only by the serving leader, and writes nothing.
+func unserved(ctx context.Context, client *kafka.Client, want map[string]TopicSpec, names []string) ([]string, error) {
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, name := range names {
+		for p := range want[name].Partitions {
+			req.Topics[name] = append(req.Topics[name], kafka.LastOffsetOf(p))
+		}
+	}
+	resp, err := client.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, name := range names {
+		parts := resp.Topics[name]
+		ok := len(parts) == want[name].Partitions
+		for _, p := range parts {
+			if p.Error != nil {
+				ok = false
+			}
+		}
+		if !ok {
+			pending = append(pending, name)
+		}
+	}
+	return pending, nil
 }

@@ -67,7 +67,7 @@ func TestEnsureTopicsCreatesWithExactPartitions(t *testing.T) {
 		}
 	}
 
-	// EnsureTopics returned only after every partition has a leader, so a write to each partition succeeds
+	// EnsureTopics returned only after every partition's leader serves it, so a write to each partition succeeds
 	// at once (a Writer with no retries would fail on UnknownTopicOrPartition otherwise).
 	for _, s := range specs {
 		for p := range s.Partitions {
