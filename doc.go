@@ -1,9 +1,10 @@
 // Package frontier is the core model of Frontier, a streaming crawl frontier: the request, response and link
-// types every role exchanges, the state of a URL, and the identity of a URL (canonical form and fingerprints).
+// types every role exchanges, the messages of the spider log and scoring log, the state of a URL, and the
+// fingerprint type that names a URL. How a URL gets its fingerprint (canonical form, fingerprint functions,
+// link resolution) is the identity layer, package identity.
 //
-// It sits at the bottom of the dependency graph (level L0 in STYLE.md): it imports only the standard library
-// and golang.org/x/{net,text} (IDNA and Unicode normalisation, which the canonical form needs and the standard
-// library lacks). It must never import another Frontier package.
+// It sits at the bottom of the dependency graph: it imports only the standard library and must never import
+// another Frontier package.
 //
 // # Values and meta
 //

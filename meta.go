@@ -186,3 +186,35 @@ func toInt64(v Value) (int64, error) {
 	}
 	return 0, fmt.Errorf("value is %T, want an int", v)
 }
+
+// MetaKeyDontFilter is the meta key (bin, bool value) that exempts a request from the URL-seen test, as
+// Scrapy's Request(dont_filter=True) does (see DontFilter). Frontera's Scrapy converter does not carry
+// Scrapy's flag; Frontier carries it in this meta key, which Frontera ignores.
+const MetaKeyDontFilter = "dont_filter"
+
+// DontFilter reports whether r opts out of the URL-seen test: meta[MetaKeyDontFilter] is true (or a
+// non-zero integer, as Python would read it).
+func (r *Request) DontFilter() bool {
+	v, ok := r.Meta.Get(MetaKeyDontFilter)
+	if !ok {
+		return false
+	}
+	switch v := v.(type) {
+	case bool:
+		return v
+	case int64:
+		return v != 0
+	case uint64:
+		return v != 0
+	}
+	return false
+}
+
+// SetDontFilter sets or clears the dont_filter flag in r's meta.
+func (r *Request) SetDontFilter(on bool) {
+	if on {
+		r.Meta.Set(MetaKeyDontFilter, true)
+	} else {
+		r.Meta.Delete(MetaKeyDontFilter)
+	}
+}

@@ -98,3 +98,22 @@ func TestRequestHostname(t *testing.T) {
 		t.Errorf("unparsable URL: %q", got)
 	}
 }
+
+func TestDontFilter(t *testing.T) {
+	var r Request
+	if r.DontFilter() {
+		t.Fatal("zero request filters")
+	}
+	r.SetDontFilter(true)
+	if !r.DontFilter() {
+		t.Fatal("SetDontFilter(true) not seen")
+	}
+	r.SetDontFilter(false)
+	if r.DontFilter() {
+		t.Fatal("SetDontFilter(false) not seen")
+	}
+	r.Meta.Set(MetaKeyDontFilter, int64(1))
+	if !r.DontFilter() {
+		t.Fatal("int 1 is true in Python")
+	}
+}

@@ -6,7 +6,7 @@ benchmarks use, so the two figures can sit side by side (bench/results/identity.
   .venv/w3lib122/bin/python bench/identity_bench.py    # w3lib 1.22.0
 
 Mixes (the same as the Go benchmarks):
-  vectors  the inputs of testdata/canon/vectors.json that the interpreter's w3lib canonicalises
+  vectors  the inputs of identity/testdata/canon/vectors.json that the interpreter's w3lib canonicalises
            (BenchmarkCanonicalizeSHA1 / BenchmarkCanonicalizeSHA1W3lib122)
   simple   six plain ASCII http(s) URLs (BenchmarkCanonicalizeSHA1Simple)
 
@@ -33,7 +33,7 @@ SIMPLE = [
 
 
 def vector_inputs():
-    with open(os.path.join(ROOT, "testdata", "canon", "vectors.json")) as f:
+    with open(os.path.join(ROOT, "identity", "testdata", "canon", "vectors.json")) as f:
         vecs = json.load(f)["vectors"]
     out = []
     for v in vecs:

@@ -3,12 +3,12 @@ package configs
 import (
 	"errors"
 	"fmt"
+	"github.com/frontiercrawl/frontier/identity"
 	"log/slog"
 	"net"
 	"strings"
 	"time"
 
-	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/hbase"
@@ -189,14 +189,14 @@ func (c IdentityConfig) Validate() error {
 }
 
 // New returns the identity layer this section configures.
-func (c IdentityConfig) New() (frontier.Identity, error) {
-	mode, err := frontier.ParseCanonMode(c.Canonicalization)
+func (c IdentityConfig) New() (identity.Identifier, error) {
+	mode, err := identity.ParseCanonMode(c.Canonicalization)
 	if err != nil {
-		return frontier.Identity{}, fmt.Errorf("canonicalization: %w", err)
+		return identity.Identifier{}, fmt.Errorf("canonicalization: %w", err)
 	}
-	id, err := frontier.NewIdentity(c.Fingerprint, frontier.CanonOptions{Mode: mode})
+	id, err := identity.New(c.Fingerprint, identity.CanonOptions{Mode: mode})
 	if err != nil {
-		return frontier.Identity{}, fmt.Errorf("fingerprint: %w", err)
+		return identity.Identifier{}, fmt.Errorf("fingerprint: %w", err)
 	}
 	return id, nil
 }

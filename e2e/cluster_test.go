@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/frontiercrawl/frontier/identity"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestClusterCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	id, err := frontier.NewIdentity("sha1", frontier.CanonOptions{})
+	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"github.com/frontiercrawl/frontier/identity"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/frontiercrawl/frontier"
 
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
@@ -40,7 +40,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	cfg.Spider.MaxBodyBytes = 1 << 20
 	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
 	cfg.Pebble.Sync = false
-	id, err := frontier.NewIdentity("sha1", frontier.CanonOptions{})
+	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

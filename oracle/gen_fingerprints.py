@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generate fingerprint vectors for Frontier's root package from the real packages.
 
-  .venv/oracle/bin/python oracle/gen_fingerprints.py [OUT]   (default testdata/fingerprint/vectors.json)
+  .venv/oracle/bin/python oracle/gen_fingerprints.py [OUT]   (default identity/testdata/fingerprint/vectors.json)
 
-Inputs are the URLs of testdata/canon/vectors.json (run oracle/gen_canon.py vectors first) plus a few
+Inputs are the URLs of identity/testdata/canon/vectors.json (run oracle/gen_canon.py vectors first) plus a few
 fixed keys. For each it records:
 
   keys:     frontera.utils.fingerprint.sha1 / md5 / hostname_local_fingerprint of the key (hex, as Frontera
@@ -76,7 +76,7 @@ def domain_info(url):
 
 
 def main(out):
-    with open(os.path.join(ROOT, "testdata", "canon", "vectors.json")) as f:
+    with open(os.path.join(ROOT, "identity", "testdata", "canon", "vectors.json")) as f:
         canon = json.load(f)["vectors"]
     urls = [v["in"] for v in canon if "b64" not in v]
 
@@ -166,4 +166,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "testdata", "fingerprint", "vectors.json"))
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "identity", "testdata", "fingerprint", "vectors.json"))

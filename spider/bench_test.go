@@ -2,6 +2,7 @@ package spider
 
 import (
 	"context"
+	"github.com/frontiercrawl/frontier/identity"
 	"net/url"
 	"runtime"
 	"sync/atomic"
@@ -17,11 +18,11 @@ import (
 	"github.com/frontiercrawl/frontier/partition"
 )
 
-// rootIdentity is the identity layer of the root package (w3lib canonical form, sha1), as cmd/spider uses it.
-type rootIdentity struct{ fp *frontier.Fingerprinter }
+// rootIdentity is the identity package's layer (w3lib canonical form, sha1), as cmd/spider uses it.
+type rootIdentity struct{ fp *identity.Fingerprinter }
 
 func newRootIdentity(tb testing.TB) rootIdentity {
-	fp, err := frontier.ParseFingerprinter("sha1", frontier.CanonOptions{}, frontier.ScrapyOptions{})
+	fp, err := identity.ParseFingerprinter("sha1", identity.CanonOptions{}, identity.ScrapyOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -31,11 +32,11 @@ func newRootIdentity(tb testing.TB) rootIdentity {
 func (i rootIdentity) Fingerprint(u string) (frontier.Fingerprint, error) { return i.fp.URL(u) }
 
 func (i rootIdentity) Domain(u *url.URL) frontier.MetaDomain {
-	d, err := frontier.DomainInfo(u.String())
+	d, err := identity.DomainInfo(u.String())
 	if err != nil {
 		d = frontier.MetaDomain{Netloc: u.Host, Name: u.Hostname(), Scheme: u.Scheme}
 	}
-	d.Fingerprint = frontier.DomainFingerprint(d.Name).Hex()
+	d.Fingerprint = identity.DomainFingerprint(d.Name).Hex()
 	return d
 }
 

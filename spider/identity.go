@@ -23,7 +23,7 @@ type Identity interface {
 // WHATWG-normalised by the spider, but not w3lib-canonicalised: no query sorting or percent-encoding
 // normalisation) and Frontera's fast domain parse (name = host name, no public-suffix split), whose
 // fingerprint is the hex SHA-1 of the name, as Frontera's DomainFingerprintMiddleware computes it. Production
-// deployments plug in the root package's identity layer instead.
+// deployments plug in package identity instead.
 type SimpleIdentity struct{}
 
 // Fingerprint implements Identity.

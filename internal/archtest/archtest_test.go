@@ -1,7 +1,7 @@
 // Package archtest enforces Frontier's dependency direction (STYLE.md (c) and C18): every package has a level,
 // a package imports only packages of lower levels (or its own parent, and the exceptions below), only bus/kafkabus
-// and hbase touch network clients, the core model imports nothing but the standard library and x/net, x/text,
-// and the test helpers are imported only by tests.
+// and hbase touch network clients, the core model imports nothing but the standard library, the identity layer
+// nothing but the standard library, the model and x/net, x/text, and the test helpers are imported only by tests.
 //
 // A package missing from the level table fails the test: adding a package means deciding where it sits.
 package archtest
@@ -21,6 +21,7 @@ const module = "github.com/frontiercrawl/frontier"
 // the subpackages of a directory.
 var levels = map[string]int{
 	"":          0,
+	"identity":  1,
 	"codec":     1,
 	"partition": 1,
 	"queue":     1, "queue/queuetest": 1,
@@ -57,8 +58,12 @@ var clients = map[string][]string{
 	"github.com/apache/thrift":      {"hbase", "hbase/*"},
 }
 
-// rootAllowed are the only non-standard imports of the core model.
-var rootAllowed = []string{"golang.org/x/net/", "golang.org/x/text/"}
+// thirdParty lists the packages restricted to the standard library, the module's own packages and the
+// listed prefixes: the core model takes nothing from outside, the identity layer only IDNA and Unicode data.
+var thirdParty = map[string][]string{
+	"":         nil,
+	"identity": {"golang.org/x/net/", "golang.org/x/text/"},
+}
 
 type pkg struct {
 	ImportPath   string
@@ -137,7 +142,9 @@ func TestViolationsAreFound(t *testing.T) {
 		{pkg{ImportPath: module + "/codec", Imports: []string{module + "/hbase"}}, "lower levels never import higher ones"},
 		{pkg{ImportPath: module + "/codec", Imports: []string{module + "/partition"}}, "do not import each other"},
 		{pkg{ImportPath: module + "/spider", Imports: []string{"github.com/segmentio/kafka-go"}}, "network client"},
-		{pkg{ImportPath: module, Imports: []string{"github.com/vmihailenco/msgpack/v5"}}, "the core model imports"},
+		{pkg{ImportPath: module, Imports: []string{"github.com/vmihailenco/msgpack/v5"}}, "may import only the standard library"},
+		{pkg{ImportPath: module, Imports: []string{"golang.org/x/net/idna"}}, "may import only the standard library"},
+		{pkg{ImportPath: module + "/identity", Imports: []string{"github.com/vmihailenco/msgpack/v5"}}, "may import only the standard library"},
 		{pkg{ImportPath: module + "/configs", Imports: []string{module + "/frontiertest/web"}}, "test-only package"},
 		{pkg{ImportPath: module + "/newthing"}, "has no level"},
 	} {
@@ -193,8 +200,9 @@ func violations(pkgs []pkg) []string {
 						errorf("%s imports the network client %s; only %v may", name(from), imp, allowed)
 					}
 				}
-				if from == "" && strings.Contains(strings.Split(imp, "/")[0], ".") && !hasAnyPrefix(imp, rootAllowed) {
-					errorf("the core model imports %s; it may import only the standard library and %v", imp, rootAllowed)
+				if allowed, ok := thirdParty[from]; ok && strings.Contains(strings.Split(imp, "/")[0], ".") &&
+					!strings.HasPrefix(imp, module) && !hasAnyPrefix(imp, allowed) {
+					errorf("%s imports %s; it may import only the standard library, the module and %v", name(from), imp, allowed)
 				}
 			}
 		}

@@ -12,7 +12,7 @@
 // "nofollow" or the page has <meta name="robots"> with "nofollow" or "none"; dropping such links is the
 // caller's choice (spider.Config.HonourNoFollow).
 //
-// Resolve and Normalize apply the WHATWG URL Standard through the identity layer's frontier.ResolveReference,
+// Resolve and Normalize apply the WHATWG URL Standard through the identity layer's identity.ResolveReference,
 // as a browser would: surrounding C0 controls and spaces trimmed, tabs and newlines removed, backslashes read as
 // slashes, scheme and host lower-cased, the host IDNA-mapped and IPv4 forms made dotted-decimal, the default
 // port dropped (w3lib keeps ":80", which would make every page reachable under two netlocs), dot segments
@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/frontiercrawl/frontier/identity"
 	"net/url"
 	"strings"
 
@@ -230,9 +231,9 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 
 // resolve is Resolve with the base already serialised (Extract resolves many links against one base).
 func resolve(base, ref string) (*url.URL, error) {
-	s, err := frontier.ResolveReference(base, ref)
+	s, err := identity.ResolveReference(base, ref)
 	if err != nil {
-		if errors.Is(err, frontier.ErrUnsupportedScheme) {
+		if errors.Is(err, identity.ErrUnsupportedScheme) {
 			return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
 		}
 		return nil, fmt.Errorf("links: %w", err)
@@ -243,7 +244,7 @@ func resolve(base, ref string) (*url.URL, error) {
 // fastResolve resolves the common case without the full URL Standard parser: a relative reference (path,
 // query or fragment; no scheme, no "//") made only of characters that neither the Standard nor net/url
 // escape or reinterpret, against a base already in the Standard's form. For those, net/url's
-// ResolveReference gives the same URL as frontier.ResolveReference (FuzzFastResolve holds it to that);
+// ResolveReference gives the same URL as identity.ResolveReference (FuzzFastResolve holds it to that);
 // anything else returns false and takes the full path.
 func fastResolve(base *url.URL, ref string) (*url.URL, bool) {
 	if base == nil || ref == "" || strings.HasPrefix(ref, "//") {

@@ -1,4 +1,4 @@
-package frontier
+package identity
 
 import (
 	"crypto/md5"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	frontier "github.com/frontiercrawl/frontier"
 	"hash/crc32"
 	"net/url"
 	"slices"
@@ -32,39 +33,7 @@ import (
 // The domain fingerprint (DomainFingerprint) is SHA-1 of the host name, Frontera's
 // DomainFingerprintMiddleware, and is the spider-log key.
 //
-// dont_filter: a request whose meta holds MetaKeyDontFilter with a true value opts out of the URL-seen
-// test, as Scrapy's Request(dont_filter=True) does (see DontFilter). Frontera's Scrapy converter does not
-// carry Scrapy's flag; Frontier carries it in this meta key, which Frontera ignores.
-
-// MetaKeyDontFilter is the meta key (bin, bool value) that exempts a request from the URL-seen test.
-const MetaKeyDontFilter = "dont_filter"
-
-// DontFilter reports whether r opts out of the URL-seen test: meta[MetaKeyDontFilter] is true (or a
-// non-zero integer, as Python would read it).
-func (r *Request) DontFilter() bool {
-	v, ok := r.Meta.Get(MetaKeyDontFilter)
-	if !ok {
-		return false
-	}
-	switch v := v.(type) {
-	case bool:
-		return v
-	case int64:
-		return v != 0
-	case uint64:
-		return v != 0
-	}
-	return false
-}
-
-// SetDontFilter sets or clears the dont_filter flag in r's meta.
-func (r *Request) SetDontFilter(on bool) {
-	if on {
-		r.Meta.Set(MetaKeyDontFilter, true)
-	} else {
-		r.Meta.Delete(MetaKeyDontFilter)
-	}
-}
+// dont_filter (a request's opt-out of the URL-seen test) is part of the model: frontier.Request.DontFilter.
 
 // KeyFingerprintFunc is one of Frontera's URL_FINGERPRINT_FUNCTIONs: it hashes a key (the canonical URL)
 // and appends the digest to dst. Only hostname_local can fail (when urlparse raises on the key).
@@ -88,7 +57,7 @@ func MD5Key(dst []byte, key string) ([]byte, error) {
 func HostnameLocalKey(dst []byte, key string) ([]byte, error) {
 	p, err := pyURLParse(key)
 	if err != nil {
-		return dst, fmt.Errorf("frontier: hostname_local fingerprint of %q: %w", key, err)
+		return dst, fmt.Errorf("identity: hostname_local fingerprint of %q: %w", key, err)
 	}
 	host := p.hostname()
 	if host == "" {
@@ -109,9 +78,9 @@ func HostnameLocalKey(dst []byte, key string) ([]byte, error) {
 
 // DomainFingerprint is Frontera's DomainFingerprintMiddleware with the default sha1:
 // meta[b'domain'][b'fingerprint'] = sha1(name). It is the key of the spider log.
-func DomainFingerprint(name string) Fingerprint {
+func DomainFingerprint(name string) frontier.Fingerprint {
 	h := sha1.Sum([]byte(name))
-	return Fingerprint(h[:])
+	return frontier.Fingerprint(h[:])
 }
 
 // DomainInfo is Frontera's DomainMiddleware with the default parse_domain_from_url_fast: netloc, name
@@ -119,16 +88,16 @@ func DomainFingerprint(name string) Fingerprint {
 // subdomain empty. Frontera raises when the URL has no host (to_bytes(None)); so does DomainInfo. The
 // Fingerprint field is left empty: set it with DomainFingerprint(d.Name) where the
 // DomainFingerprintMiddleware would run (clusters).
-func DomainInfo(rawURL string) (MetaDomain, error) {
+func DomainInfo(rawURL string) (frontier.MetaDomain, error) {
 	p, err := pyURLParse(rawURL)
 	if err != nil {
-		return MetaDomain{}, fmt.Errorf("frontier: domain of %q: %w", rawURL, err)
+		return frontier.MetaDomain{}, fmt.Errorf("identity: domain of %q: %w", rawURL, err)
 	}
 	h := p.hostname()
 	if h == "" {
-		return MetaDomain{}, fmt.Errorf("frontier: no host in %q", rawURL)
+		return frontier.MetaDomain{}, fmt.Errorf("identity: no host in %q", rawURL)
 	}
-	return MetaDomain{Netloc: p.netloc, Name: h, Scheme: p.scheme}, nil
+	return frontier.MetaDomain{Netloc: p.netloc, Name: h, Scheme: p.scheme}, nil
 }
 
 // pyParts is urllib.parse.urlparse's result for what the fingerprints read.
@@ -220,7 +189,7 @@ func (o ScrapyOptions) headerNames() []string {
 	return names
 }
 
-func headerValues(h Headers, name string) ([][]byte, bool) {
+func headerValues(h frontier.Headers, name string) ([][]byte, bool) {
 	var vals [][]byte
 	found := false
 	for _, x := range h {
@@ -232,7 +201,7 @@ func headerValues(h Headers, name string) ([][]byte, bool) {
 	return vals, found
 }
 
-func method(r *Request) string {
+func method(r *frontier.Request) string {
 	if r.Method == "" {
 		return "GET"
 	}
@@ -242,7 +211,7 @@ func method(r *Request) string {
 // ScrapyFingerprint26 is Scrapy ≤ 2.6's request_fingerprint(request, include_headers, keep_fragments) as
 // raw bytes (Scrapy returned the hex digest). r.URL is taken as Scrapy's request.url, which Scrapy has
 // already passed through safe_url_string.
-func ScrapyFingerprint26(r *Request, canon CanonOptions, o ScrapyOptions) (Fingerprint, error) {
+func ScrapyFingerprint26(r *frontier.Request, canon CanonOptions, o ScrapyOptions) (frontier.Fingerprint, error) {
 	canon.KeepFragments = o.KeepFragments
 	u, err := canon.Canonicalize(r.URL)
 	if err != nil {
@@ -260,14 +229,14 @@ func ScrapyFingerprint26(r *Request, canon CanonOptions, o ScrapyOptions) (Finge
 			}
 		}
 	}
-	return Fingerprint(h.Sum(nil)), nil
+	return frontier.Fingerprint(h.Sum(nil)), nil
 }
 
 // ScrapyFingerprint is Scrapy ≥ 2.7's scrapy.utils.request.fingerprint(request, include_headers,
 // keep_fragments): SHA-1 of json.dumps({"body": hex, "headers": {hex name: [hex value, …]}, "method": …,
 // "url": canonical URL}, sort_keys=True). r.URL is taken as Scrapy's request.url (already
 // safe_url_string'ed by Scrapy).
-func ScrapyFingerprint(r *Request, canon CanonOptions, o ScrapyOptions) (Fingerprint, error) {
+func ScrapyFingerprint(r *frontier.Request, canon CanonOptions, o ScrapyOptions) (frontier.Fingerprint, error) {
 	u := r.URL
 	if !o.VerbatimURL {
 		canon.KeepFragments = o.KeepFragments
@@ -321,7 +290,7 @@ func ScrapyFingerprint(r *Request, canon CanonOptions, o ScrapyOptions) (Fingerp
 	b = appendPyJSONString(b, u)
 	b = append(b, '}')
 	sum := sha1.Sum(b)
-	return Fingerprint(sum[:]), nil
+	return frontier.Fingerprint(sum[:]), nil
 }
 
 // appendPyJSONString is json.dumps(s) with ensure_ascii=True: \" \\ \n \r \t \b \f, other controls and
@@ -365,14 +334,14 @@ type Fingerprinter struct {
 	name   string
 	canon  CanonOptions
 	key    KeyFingerprintFunc // URL fingerprints
-	scrapy func(*Request, CanonOptions, ScrapyOptions) (Fingerprint, error)
+	scrapy func(*frontier.Request, CanonOptions, ScrapyOptions) (frontier.Fingerprint, error)
 	sopts  ScrapyOptions
 }
 
 var fingerprinters = []struct {
 	name   string
 	key    KeyFingerprintFunc
-	scrapy func(*Request, CanonOptions, ScrapyOptions) (Fingerprint, error)
+	scrapy func(*frontier.Request, CanonOptions, ScrapyOptions) (frontier.Fingerprint, error)
 }{
 	{"sha1", SHA1Key, nil},
 	{"md5", MD5Key, nil},
@@ -401,14 +370,14 @@ func ParseFingerprinter(name string, canon CanonOptions, sopts ScrapyOptions) (*
 			return &Fingerprinter{name: name, canon: canon, key: f.key, scrapy: f.scrapy, sopts: sopts}, nil
 		}
 	}
-	return nil, fmt.Errorf("frontier: unknown fingerprint %q (known: %s)", name, strings.Join(FingerprinterNames(), ", "))
+	return nil, fmt.Errorf("identity: unknown fingerprint %q (known: %s)", name, strings.Join(FingerprinterNames(), ", "))
 }
 
 // Name returns the configured name.
 func (f *Fingerprinter) Name() string { return f.name }
 
 // Request returns r's fingerprint. URL fingerprints ignore method, body and headers.
-func (f *Fingerprinter) Request(r *Request) (Fingerprint, error) {
+func (f *Fingerprinter) Request(r *frontier.Request) (frontier.Fingerprint, error) {
 	if f.scrapy != nil {
 		return f.scrapy(r, f.canon, f.sopts)
 	}
@@ -416,16 +385,16 @@ func (f *Fingerprinter) Request(r *Request) (Fingerprint, error) {
 }
 
 // URL returns the fingerprint of a GET of rawURL.
-func (f *Fingerprinter) URL(rawURL string) (Fingerprint, error) {
+func (f *Fingerprinter) URL(rawURL string) (frontier.Fingerprint, error) {
 	if f.scrapy != nil {
-		return f.scrapy(&Request{URL: rawURL, Method: "GET"}, f.canon, f.sopts)
+		return f.scrapy(&frontier.Request{URL: rawURL, Method: "GET"}, f.canon, f.sopts)
 	}
 	return f.AppendURL(nil, rawURL, nil)
 }
 
 // AppendURL appends the URL fingerprint of rawURL to dst, using scratch (may be nil) for the canonical
 // form: the allocation-free form of URL for hot paths. It must not be used with the scrapy variants.
-func (f *Fingerprinter) AppendURL(dst []byte, rawURL string, scratch []byte) (Fingerprint, error) {
+func (f *Fingerprinter) AppendURL(dst []byte, rawURL string, scratch []byte) (frontier.Fingerprint, error) {
 	if f.key == nil {
 		fp, err := f.URL(rawURL)
 		return append(dst, fp...), err
@@ -451,31 +420,31 @@ func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// Identity is the identity layer as a spider or strategy worker uses it: a configured Fingerprinter plus
+// Identifier is the identity layer as a spider or strategy worker uses it: a configured Fingerprinter plus
 // Frontera's domain meta. It satisfies spider.Identity. It is safe for concurrent use.
-type Identity struct {
+type Identifier struct {
 	F *Fingerprinter
 }
 
-// NewIdentity returns the Identity for a fingerprint name and canonicalisation options.
-func NewIdentity(fingerprint string, canon CanonOptions) (Identity, error) {
+// New returns the Identifier for a fingerprint name and canonicalisation options.
+func New(fingerprint string, canon CanonOptions) (Identifier, error) {
 	f, err := ParseFingerprinter(fingerprint, canon, ScrapyOptions{})
 	if err != nil {
-		return Identity{}, err
+		return Identifier{}, err
 	}
-	return Identity{F: f}, nil
+	return Identifier{F: f}, nil
 }
 
 // Fingerprint returns the fingerprint of rawURL (canonicalised first).
-func (i Identity) Fingerprint(rawURL string) (Fingerprint, error) { return i.F.URL(rawURL) }
+func (i Identifier) Fingerprint(rawURL string) (frontier.Fingerprint, error) { return i.F.URL(rawURL) }
 
 // Domain returns Frontera's meta[b'domain'] for u, with the domain fingerprint filled in (what
 // DomainMiddleware then DomainFingerprintMiddleware produce). A URL without a host, where Frontera raises,
 // gets the net/url view of it.
-func (i Identity) Domain(u *url.URL) MetaDomain {
+func (i Identifier) Domain(u *url.URL) frontier.MetaDomain {
 	d, err := DomainInfo(u.String())
 	if err != nil {
-		d = MetaDomain{Netloc: u.Host, Name: u.Hostname(), Scheme: u.Scheme}
+		d = frontier.MetaDomain{Netloc: u.Host, Name: u.Hostname(), Scheme: u.Scheme}
 	}
 	d.Fingerprint = DomainFingerprint(d.Name).Hex()
 	return d

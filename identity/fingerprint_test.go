@@ -1,8 +1,9 @@
-package frontier
+package identity
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	frontier "github.com/frontiercrawl/frontier"
 	"os"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func TestFronteraKeyFingerprints(t *testing.T) {
 	}
 	hexOf := func(f KeyFingerprintFunc, key string) (string, error) {
 		b, err := f(nil, key)
-		return Fingerprint(b).Hex(), err
+		return frontier.Fingerprint(b).Hex(), err
 	}
 	for _, k := range v.Keys {
 		if got, _ := hexOf(SHA1Key, k.Key); got != k.SHA1 {
@@ -92,7 +93,7 @@ func TestDomainInfoVectors(t *testing.T) {
 			t.Errorf("DomainInfo(%q): %v", d.URL, err)
 			continue
 		}
-		want := MetaDomain{Netloc: d.Domain["netloc"], Name: d.Domain["name"], Scheme: d.Domain["scheme"]}
+		want := frontier.MetaDomain{Netloc: d.Domain["netloc"], Name: d.Domain["name"], Scheme: d.Domain["scheme"]}
 		if got != want {
 			t.Errorf("DomainInfo(%q) = %+v, want %+v", d.URL, got, want)
 		}
@@ -107,14 +108,14 @@ func TestScrapyFingerprintVectors(t *testing.T) {
 	t.Logf("%d requests from Scrapy %s", len(v.Scrapy), v.ScrapyVersion)
 	for _, s := range v.Scrapy {
 		body, _ := base64.StdEncoding.DecodeString(s.BodyB64)
-		r := &Request{URL: s.URL, Method: s.Method, Body: body}
+		r := &frontier.Request{URL: s.URL, Method: s.Method, Body: body}
 		for _, h := range s.Headers {
 			var vals [][]byte
 			for _, x := range h[1].([]interface{}) {
 				b, _ := base64.StdEncoding.DecodeString(x.(string))
 				vals = append(vals, b)
 			}
-			r.Headers = append(r.Headers, Header{Name: []byte(h[0].(string)), Values: vals})
+			r.Headers = append(r.Headers, frontier.Header{Name: []byte(h[0].(string)), Values: vals})
 		}
 		o := ScrapyOptions{IncludeHeaders: s.IncludeHeaders, KeepFragments: s.KeepFragments, VerbatimURL: s.VerbatimURL}
 		fp, err := ScrapyFingerprint(r, CanonOptions{}, o)
@@ -137,7 +138,7 @@ func TestFingerprintSpecVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Fingerprint(b).Hex()
+		return frontier.Fingerprint(b).Hex()
 	}
 	for _, tc := range []struct{ got, want string }{
 		{hexKey(SHA1Key, "TestString"), "d598b03bee8866ae03b54cb6912efdfef107fd6d"},
@@ -149,7 +150,7 @@ func TestFingerprintSpecVectors(t *testing.T) {
 			t.Errorf("got %s, want %s", tc.got, tc.want)
 		}
 	}
-	get := &Request{URL: "http://www.example.com/", Method: "GET"}
+	get := &frontier.Request{URL: "http://www.example.com/", Method: "GET"}
 	for _, tc := range []struct {
 		name, url, want string
 	}{
@@ -201,24 +202,5 @@ func TestParseFingerprinter(t *testing.T) {
 		if got, err := ParseCanonMode(m.String()); err != nil || got != m {
 			t.Errorf("ParseCanonMode(%q) = %v, %v", m.String(), got, err)
 		}
-	}
-}
-
-func TestDontFilter(t *testing.T) {
-	var r Request
-	if r.DontFilter() {
-		t.Fatal("zero request filters")
-	}
-	r.SetDontFilter(true)
-	if !r.DontFilter() {
-		t.Fatal("SetDontFilter(true) not seen")
-	}
-	r.SetDontFilter(false)
-	if r.DontFilter() {
-		t.Fatal("SetDontFilter(false) not seen")
-	}
-	r.Meta.Set(MetaKeyDontFilter, int64(1))
-	if !r.DontFilter() {
-		t.Fatal("int 1 is true in Python")
 	}
 }

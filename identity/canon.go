@@ -1,4 +1,4 @@
-package frontier
+package identity
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func ParseCanonMode(name string) (CanonMode, error) {
 			return CanonMode(i), nil
 		}
 	}
-	return 0, fmt.Errorf("frontier: unknown canonicalisation mode %q (known: %s)", name, strings.Join(canonModeNames[:], ", "))
+	return 0, fmt.Errorf("identity: unknown canonicalisation mode %q (known: %s)", name, strings.Join(canonModeNames[:], ", "))
 }
 
 // CanonOptions are canonicalize_url's parameters. The zero value is w3lib's defaults in the default mode:
@@ -85,7 +85,7 @@ type CanonOptions struct {
 }
 
 // ErrInvalidURL is wrapped by every error Canonicalize returns (where w3lib raises).
-var ErrInvalidURL = errors.New("frontier: invalid URL")
+var ErrInvalidURL = errors.New("identity: invalid URL")
 
 func invalidURL(raw, why string) error {
 	return fmt.Errorf("%w %q: %s", ErrInvalidURL, raw, why)
@@ -114,7 +114,7 @@ func (o CanonOptions) AppendCanonical(dst []byte, rawURL string) ([]byte, error)
 	case CanonW3lib122:
 		return o.canon122(dst, rawURL)
 	}
-	return dst, fmt.Errorf("frontier: unknown canonicalisation mode %d", o.Mode)
+	return dst, fmt.Errorf("identity: unknown canonicalisation mode %d", o.Mode)
 }
 
 // ---- byte classes ----

@@ -1,4 +1,4 @@
-package frontier
+package identity
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ import (
 // tables of golang.org/x/text's Unicode version.
 
 // ErrUnsupportedScheme is wrapped by the resolution errors for URLs that are not http or https.
-var ErrUnsupportedScheme = errors.New("frontier: not an http or https URL")
+var ErrUnsupportedScheme = errors.New("identity: not an http or https URL")
 
 // NormalizeURL parses an absolute http(s) URL the way a browser does and returns its serialisation.
 func NormalizeURL(rawURL string) (string, error) {
@@ -48,13 +48,13 @@ func ResolveReference(base, ref string) (string, error) {
 	if base != "" {
 		pb, err := parseWebURL(nil, base)
 		if err != nil {
-			return "", fmt.Errorf("frontier: base URL %q: %w", base, err)
+			return "", fmt.Errorf("identity: base URL %q: %w", base, err)
 		}
 		b = pb
 	}
 	u, err := parseWebURL(b, ref)
 	if err != nil {
-		return "", fmt.Errorf("frontier: URL %q: %w", ref, err)
+		return "", fmt.Errorf("identity: URL %q: %w", ref, err)
 	}
 	return u.String(), nil
 }

@@ -1,4 +1,4 @@
-package frontier
+package identity
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func (s runeSet) has(r rune) bool {
 func parseHex(s string) rune {
 	n, err := strconv.ParseUint(s, 16, 32)
 	if err != nil {
-		panic("frontier: bad generated table entry " + strconv.Quote(s))
+		panic("identity: bad generated table entry " + strconv.Quote(s))
 	}
 	return rune(n)
 }
@@ -306,7 +306,7 @@ func asciiLower(s string) string {
 	return s
 }
 
-var errIDNA = errors.New("frontier: idna: label empty, too long or invalid")
+var errIDNA = errors.New("identity: idna: label empty, too long or invalid")
 
 // nameprep is RFC 3491 as CPython's encodings.idna implements it (no check for unassigned code points).
 func nameprep(label []rune) ([]rune, error) {

@@ -1,4 +1,4 @@
-package frontier
+package identity
 
 import (
 	"syscall"

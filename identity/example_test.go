@@ -1,32 +1,33 @@
-package frontier_test
+package identity_test
 
 import (
 	"fmt"
 
 	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/identity"
 )
 
 // The identity pipeline for a link: resolve it as a browser does, canonicalise it as w3lib does, take
 // the configured fingerprint, and fill Frontera's domain meta.
 func Example_identity() {
-	link, err := frontier.ResolveReference("http://Example.com:80/news/index.html", "../a%7eb/./c?z=1&a=%41#top")
+	link, err := identity.ResolveReference("http://Example.com:80/news/index.html", "../a%7eb/./c?z=1&a=%41#top")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(link)
 
-	canon, _ := frontier.Canonicalize(link) // w3lib 2.5 rules
+	canon, _ := identity.Canonicalize(link) // w3lib 2.5 rules
 	fmt.Println(canon)
-	old, _ := frontier.CanonOptions{Mode: frontier.CanonW3lib122}.Canonicalize("http://Example.com:80/a/./b?x=1;y=2")
+	old, _ := identity.CanonOptions{Mode: identity.CanonW3lib122}.Canonicalize("http://Example.com:80/a/./b?x=1;y=2")
 	fmt.Println(old) // Frontera-era rules: default port and dot segments kept, ";" splits the query
 
-	fp, _ := frontier.ParseFingerprinter("sha1", frontier.CanonOptions{}, frontier.ScrapyOptions{})
+	fp, _ := identity.ParseFingerprinter("sha1", identity.CanonOptions{}, identity.ScrapyOptions{})
 	sum, _ := fp.URL(link)
 	fmt.Println(sum.Hex())
 
 	r := &frontier.Request{URL: link}
-	d, _ := frontier.DomainInfo(r.URL)
-	d.Fingerprint = frontier.DomainFingerprint(d.Name).Hex()
+	d, _ := identity.DomainInfo(r.URL)
+	d.Fingerprint = identity.DomainFingerprint(d.Name).Hex()
 	r.SetMetaDomain(d)
 	r.SetMetaFingerprint(sum)
 	fmt.Println(d.Name, d.Fingerprint)
