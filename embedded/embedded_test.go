@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/goleak"
 
-
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
