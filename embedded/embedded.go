@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/pebblestore"
@@ -102,6 +104,9 @@ type Deps struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Logger      *slog.Logger
 	Registerer  prometheus.Registerer
+	// Progress, if set, receives the crawl's status about once a second (the same snapshot is written to
+	// DataDir/status.json for `frontierctl status --data-dir`).
+	Progress func(crawlstatus.Status)
 }
 
 // Summary is what a finished crawl reports.
@@ -194,8 +199,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 	var st stats
 	g.Go(func() error { return st.run(gctx, b, c) })
+	pr := &progressReporter{dir: cfg.DataDir, spiders: cfg.Spiders, b: b, db: db, st: &st, fn: deps.Progress}
 	g.Go(func() error {
-		done := watch(gctx, cfg, b, db, &st, log)
+		done := watch(gctx, cfg, b, db, &st, log, pr)
 		if done {
 			log.Info("crawl finished")
 			cancel()
@@ -264,7 +270,7 @@ func snapshot(ctx context.Context, b *membus.Bus, db *pebblestore.DB, spiders in
 
 // watch logs the stats line and, with StopWhenDone, reports true once the crawl has been idle for the quiet
 // period after having been busy (or, if it never got busy, after ten quiet periods: nothing to crawl).
-func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, st *stats, log *slog.Logger) bool {
+func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, st *stats, log *slog.Logger, pr *progressReporter) bool {
 	const poll = 100 * time.Millisecond
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -284,6 +290,7 @@ func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, s
 				}
 				continue
 			}
+			pr.observe(ctx, now, p.idle())
 			if now.Sub(lastStats) >= cfg.StatsInterval {
 				pages := st.pages.Load()
 				log.Info("crawl", "pages", pages, "pages_per_min", int(float64(pages)/now.Sub(started).Minutes()),
@@ -313,6 +320,8 @@ const statsGroup = "embedded-stats"
 // stats counts the spider log's outcomes for the stats line and the summary.
 type stats struct {
 	pages, errors, links atomic.Int64
+	mu                   sync.Mutex
+	errHosts             map[string]int64 // request errors by host
 }
 
 func (st *stats) run(ctx context.Context, b bus.Bus, c codec.Codec) error {
@@ -329,6 +338,7 @@ func (st *stats) run(ctx context.Context, b bus.Bus, c codec.Codec) error {
 				st.pages.Add(1)
 			case *frontier.RequestError:
 				st.errors.Add(1)
+				st.errorHost(m.Request)
 			case *frontier.LinksExtracted:
 				st.links.Add(int64(len(m.Links)))
 			}

@@ -59,6 +59,8 @@ func run(ctx context.Context, env cli.Env) error {
 		}
 		defer site.Stop()
 	}
+	pl := newProgressLine(os.Stderr, ecfg.StatsInterval)
+	deps.Progress = pl.update
 	var wr *warc.Writer
 	if cfg.WARC.Dir != "" {
 		if wr, err = warc.New(cfg.WARC, env.Logger.With("component", "warc")); err != nil {
@@ -68,6 +70,7 @@ func run(ctx context.Context, env cli.Env) error {
 	}
 
 	sum, err := embedded.Run(ctx, ecfg, deps)
+	pl.end()
 	if wr != nil {
 		if cerr := wr.Close(); err == nil {
 			err = cerr

@@ -29,7 +29,7 @@ var levels = map[string]int{
 	"metadata": 1, "metadata/metadatatest": 1,
 	"strategy": 1, "strategy/*": 1,
 	"bus": 1, "bus/*": 1,
-	"warc":  1,
+	"warc": 1, "crawlstatus": 1,
 	"hbase": 2, "hbase/*": 2,
 	"pebblestore": 2,
 	"dbworker":    3, "strategyworker": 3,

@@ -1,0 +1,130 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/membus"
+	"github.com/frontiercrawl/frontier/crawlstatus"
+	"github.com/frontiercrawl/frontier/pebblestore"
+)
+
+// StatusFile is the name, under Config.DataDir, of the file a running crawl rewrites every second with its
+// crawlstatus.Status (JSON). `frontierctl status --data-dir DIR` reads it: the Pebble database is locked by
+// the running process, and the file costs nothing to produce from the counters the crawl keeps anyway.
+const StatusFile = "status.json"
+
+// statusEvery is how often the status is rebuilt, written and handed to Deps.Progress.
+const statusEvery = time.Second
+
+// progressReporter builds the crawl's status from its counters, the bus lags and the queue counts.
+type progressReporter struct {
+	dir     string
+	spiders int
+	b       *membus.Bus
+	db      *pebblestore.DB
+	st      *stats
+	fn      func(crawlstatus.Status)
+	rate    crawlstatus.Rate
+	last    time.Time
+}
+
+// groups are the stream/group pairs whose lag the status reports.
+var groups = []struct {
+	s bus.Stream
+	g string
+}{
+	{bus.SpiderFeed, bus.GroupSpiderFeed},
+	{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
+	{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
+	{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
+}
+
+// observe rebuilds the status once a second (final forces it) and publishes it.
+func (r *progressReporter) observe(ctx context.Context, now time.Time, final bool) {
+	r.rate.Observe(now, r.st.pages.Load())
+	if !final && now.Sub(r.last) < statusEvery {
+		return
+	}
+	r.last = now
+	s, err := r.build(ctx, now)
+	if err != nil {
+		return // the next tick tries again; the stats line reports persistent failures
+	}
+	if r.fn != nil {
+		r.fn(s)
+	}
+	_ = writeStatus(r.dir, s)
+}
+
+func (r *progressReporter) build(ctx context.Context, now time.Time) (crawlstatus.Status, error) {
+	s := crawlstatus.Status{Mode: "standalone", Time: now, PagesPerSecond: r.rate.PerSecond(),
+		Totals: crawlstatus.Totals{Crawled: r.st.pages.Load(), Errors: r.st.errors.Load(), Links: r.st.links.Load()}}
+	for _, sg := range groups {
+		lags, err := r.b.Lag(ctx, sg.s, sg.g)
+		if err != nil {
+			return s, err
+		}
+		for p := range r.b.Partitions(sg.s) {
+			s.Lags = append(s.Lags, crawlstatus.Lag{Stream: string(sg.s), Group: sg.g, Partition: p, Lag: lags[p]})
+			if sg.s == bus.SpiderFeed {
+				s.Totals.InFlight += lags[p]
+			}
+		}
+	}
+	for p := range r.spiders {
+		n, err := r.db.Queue().Count(ctx, p)
+		if err != nil {
+			return s, err
+		}
+		s.Queue = append(s.Queue, crawlstatus.Depth{Partition: p, Queued: n})
+		s.Totals.Queued += n
+	}
+	s.TopErrors = r.st.topErrors(10)
+	s.Judge()
+	return s, nil
+}
+
+// writeStatus replaces dir/status.json atomically.
+func writeStatus(dir string, s crawlstatus.Status) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, StatusFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("embedded: status file: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, StatusFile))
+}
+
+// maxErrorHosts bounds the per-host error counts the standalone keeps for its status.
+const maxErrorHosts = 10000
+
+func (st *stats) errorHost(r *frontier.Request) {
+	if r == nil {
+		return
+	}
+	h := r.Hostname()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.errHosts == nil {
+		st.errHosts = make(map[string]int64)
+	}
+	if _, ok := st.errHosts[h]; !ok && len(st.errHosts) >= maxErrorHosts {
+		return
+	}
+	st.errHosts[h]++
+}
+
+func (st *stats) topErrors(n int) []crawlstatus.HostCount {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return crawlstatus.Top(st.errHosts, n)
+}
