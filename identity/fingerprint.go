@@ -189,16 +189,52 @@ func (o ScrapyOptions) headerNames() []string {
 	return names
 }
 
+// headerValues returns the values of the header Scrapy finds for an include_headers entry (name, already
+// lower-cased): Scrapy looks it up as to_bytes(name).title(), and bytes.title() changes the case of ASCII
+// letters only, so the lookup must equal the stored name byte for byte. Scrapy stores a name given as str
+// as to_bytes(name.title()), Unicode title case: a non-ASCII cased letter in it never matches, and such a
+// header is not hashed. Header names here are Scrapy's stored names; an ASCII name is title-cased first,
+// which changes nothing for a stored one and lets names in any ASCII case match, as they do in Scrapy.
 func headerValues(h frontier.Headers, name string) ([][]byte, bool) {
+	want := pyBytesTitle([]byte(name))
 	var vals [][]byte
 	found := false
 	for _, x := range h {
-		if strings.EqualFold(string(x.Name), name) {
+		stored := x.Name
+		if isASCIIBytes(stored) {
+			stored = pyBytesTitle(stored)
+		}
+		if string(stored) == string(want) {
 			found = true
 			vals = append(vals, x.Values...)
 		}
 	}
 	return vals, found
+}
+
+// pyBytesTitle is Python's bytes.title(): an ASCII letter after a cased ASCII letter is lower-cased, any
+// other ASCII letter upper-cased; every other byte (non-ASCII included) is kept and ends a word.
+func pyBytesTitle(b []byte) []byte {
+	out := make([]byte, len(b))
+	prevCased := false
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z':
+			if !prevCased {
+				c -= 'a' - 'A'
+			}
+			prevCased = true
+		case 'A' <= c && c <= 'Z':
+			if prevCased {
+				c += 'a' - 'A'
+			}
+			prevCased = true
+		default:
+			prevCased = false
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func method(r *frontier.Request) string {

@@ -204,3 +204,37 @@ func TestParseFingerprinter(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapyHeaderLookupASCIITitle is B1 (issue 16): Scrapy looks an include_headers name up with
+// bytes.title(), which title-cases ASCII only, so a header whose stored name has a non-ASCII cased letter
+// is never hashed. The header names are Scrapy's stored ones (request.headers.keys()); the expected
+// digests are live Scrapy 2.19 fingerprint() and the 2.6 request_fingerprint formula.
+func TestScrapyHeaderLookupASCIITitle(t *testing.T) {
+	for _, tc := range []struct {
+		stored   string // Scrapy's stored header name
+		include  []string
+		fp, fp26 string
+	}{
+		// Request(headers={"X-Ünï": b"1"}): stored "X-Ünï".title(); the lookup b"X-\xc3\xbcN\xc3\xaf" misses.
+		{"X-\u00dcn\u00ef", []string{"X-\u00dcn\u00ef"}, "cebe46deeab7ee5915824a38cf73ee6f7eb0aba5", "628735d3a16b67b1dd5fbfbd10a15f2c28362bbd"},
+		{"X-\u00dcn\u00ef", nil, "cebe46deeab7ee5915824a38cf73ee6f7eb0aba5", "628735d3a16b67b1dd5fbfbd10a15f2c28362bbd"},
+		{"\u00c4", []string{"\u00e4"}, "cebe46deeab7ee5915824a38cf73ee6f7eb0aba5", "628735d3a16b67b1dd5fbfbd10a15f2c28362bbd"},
+		// Request(headers={b"x-\xc3\xbcn": b"1"}): stored with bytes.title(), so the lookup hits.
+		{"X-\u00fcN", []string{"x-\u00fcn"}, "472824316bc379808f405dafad630455053dc6e6", "193f092239d19c298d4fda7545c7904c0b70c890"},
+		// An uncased non-ASCII character ends a word in both title()s.
+		{"X-\u20acN", []string{"X-\u20acN"}, "3e3d049b0103dac659b98ed13e894de07aabeb77", "7aa0c575c8b4b2cb6dbc0a6200b87814965a32c9"},
+		{"Accept", []string{"accept"}, "07b0eb91f3fc929f1a2410fdc8dbee0a7b1f2c22", "3bea5bc4bff0dad69d689a0dc436836d2fe07f9a"},
+		// An ASCII name in another case is title-cased first, as Scrapy's Headers would have stored it.
+		{"accept", []string{"ACCEPT"}, "07b0eb91f3fc929f1a2410fdc8dbee0a7b1f2c22", "3bea5bc4bff0dad69d689a0dc436836d2fe07f9a"},
+	} {
+		r := &frontier.Request{URL: "http://example.com/", Method: "GET",
+			Headers: frontier.Headers{{Name: []byte(tc.stored), Values: [][]byte{[]byte("1")}}}}
+		o := ScrapyOptions{IncludeHeaders: tc.include}
+		if fp, err := ScrapyFingerprint(r, CanonOptions{}, o); err != nil || fp.Hex() != tc.fp {
+			t.Errorf("ScrapyFingerprint(%q, include %q) = %s, %v; want %s", tc.stored, tc.include, fp.Hex(), err, tc.fp)
+		}
+		if fp, err := ScrapyFingerprint26(r, CanonOptions{}, o); err != nil || fp.Hex() != tc.fp26 {
+			t.Errorf("ScrapyFingerprint26(%q, include %q) = %s, %v; want %s", tc.stored, tc.include, fp.Hex(), err, tc.fp26)
+		}
+	}
+}

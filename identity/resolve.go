@@ -136,8 +136,9 @@ func parseWebURL(base *webURL, s string) (*webURL, error) {
 		return nil, fmt.Errorf("%w: scheme %q", ErrUnsupportedScheme, scheme)
 	}
 	rest = backslashes(rest)
-	if base != nil && base.scheme == scheme && !strings.HasPrefix(rest, "/") {
-		// "http:foo" against an http base is relative (special relative or authority state).
+	if base != nil && base.scheme == scheme && !strings.HasPrefix(rest, "//") {
+		// "http:foo" and "http:/foo" against an http base are relative (special relative or authority
+		// state: only two slashes, or backslashes, start an authority).
 		return resolveRelative(base, rest)
 	}
 	// special authority ignore slashes state
@@ -281,8 +282,9 @@ func webDotSegments(p string) string {
 func resolveRelative(base *webURL, ref string) (*webURL, error) {
 	ref = backslashes(ref)
 	if strings.HasPrefix(ref, "//") {
+		// special authority ignore slashes state: "///host" and "//\/host" name the host too.
 		u := &webURL{scheme: base.scheme}
-		if err := u.setAuthorityAndRest(ref[2:]); err != nil {
+		if err := u.setAuthorityAndRest(strings.TrimLeft(ref, "/")); err != nil {
 			return nil, err
 		}
 		return u, nil
@@ -357,17 +359,17 @@ func webHost(h string) (string, error) {
 	return ascii, nil
 }
 
-// webIPv4 is the URL Standard's IPv4 parser: it applies when the last label is numeric.
+// webIPv4 is the URL Standard's IPv4 parser: it applies when the host ends in a number (the last label is
+// all digits or parses as an IPv4 number, whatever its size), and then the host must be a valid IPv4
+// address: "0xffffffff1" is an error, not a domain name.
 func webIPv4(h string) (string, bool, error) {
 	parts := strings.Split(h, ".")
 	if parts[len(parts)-1] == "" && len(parts) > 1 {
 		parts = parts[:len(parts)-1]
 	}
 	last := parts[len(parts)-1]
-	if _, ok := webIPv4Number(last); !ok {
-		if !isAllDigits(last) {
-			return "", false, nil
-		}
+	if _, ok := webIPv4Number(last); !ok && !isAllDigits(last) {
+		return "", false, nil
 	}
 	if len(parts) > 4 {
 		return "", false, fmt.Errorf("IPv4 host %q has more than 4 parts", h)
@@ -407,23 +409,30 @@ func isAllDigits(s string) bool {
 	return true
 }
 
+// webIPv4Number is the URL Standard's IPv4 number parser. ok reports whether s is a number in its syntax
+// (decimal, 0-prefixed octal, 0x-prefixed hex); a number too large for an address saturates above 2^32,
+// so that the caller fails it as out of range rather than taking the host for a domain name.
 func webIPv4Number(s string) (uint64, bool) {
 	if s == "" {
 		return 0, false
 	}
-	base := 10
+	base := uint64(10)
 	switch {
 	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
 		s, base = s[2:], 16
-		if s == "" {
-			return 0, true
-		}
 	case len(s) >= 2 && s[0] == '0':
 		s, base = s[1:], 8
 	}
-	n, err := strconv.ParseUint(s, base, 64)
-	if err != nil || n > 1<<32 {
-		return 0, false
+	const saturated = 1 << 40
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		d, ok := unhex(s[i])
+		if !ok || uint64(d) >= base {
+			return 0, false
+		}
+		if n < saturated {
+			n = n*base + uint64(d)
+		}
 	}
 	return n, true
 }

@@ -65,6 +65,26 @@ func TestResolveReference(t *testing.T) {
 		{"http://example.com/a", "\\\\other.com\\x", "http://other.com/x"},
 		{"http://example.com/a", "  b  ", "http://example.com/b"},
 		{"https://example.com/a", "mailto:x@y", ""},
+		// B2 (issue 16): one slash after a base's own special scheme is a path (special relative or
+		// authority state, then relative state).
+		{"http://example.org/foo/bar", "http:/example.com/", "http://example.org/example.com/"},
+		{"https://example.org/foo/bar", "https:/x/../y", "https://example.org/y"},
+		{"http://example.org/foo/bar", "http:\\\\example.com/", "http://example.com/"},
+		{"http://example.org/foo/bar", "https:/example.com/", "https://example.com/"},
+		// B3: after "//" the special authority ignore slashes state skips every further "/" and "\".
+		{"http://example.org/foo/bar", "///test", "http://test/"},
+		{"http://example.org/foo/bar", "///\\//\\//test", "http://test/"},
+		{"http://example.org/foo/bar", "///example.org/path", "http://example.org/path"},
+		{"http://example.org/foo/bar", "/\\/\\//example.org/../path", "http://example.org/path"},
+		{"https://example.org/", "////", ""},
+		// B4: a host that ends in a number is an IPv4 address or an error (IPv4 parser, ends-in-a-number).
+		{"", "http://0xffffffff1", ""},
+		{"", "http://foo.0XFfFfFfFfFfFfFfFfFfAcE123", ""},
+		{"", "http://foo.0x", ""},
+		{"", "http://foo.09", ""},
+		{"", "http://4294967296/", ""},
+		{"", "http://0xffffffff/", "http://255.255.255.255/"},
+		{"", "http://foo.0xz/", "http://foo.0xz/"},
 	} {
 		got, err := ResolveReference(tc.base, tc.ref)
 		if tc.want == "" {
