@@ -15,25 +15,42 @@ type CrawlCheck struct {
 	Reachable int
 	// Missing are reachable URLs that no request asked for.
 	Missing []string
-	// Twice maps each URL requested more than once to its request count. robots.txt files are not counted,
-	// nor the redirect loop's hops, which one request repeats until the crawler's redirect limit.
+	// Twice maps each URL served more than once (a page or a redirect: an answer below 400; an error may be
+	// retried) to its count. robots.txt files are not counted, nor the redirect loop's hops, which a crawler
+	// that follows redirects itself repeats until its redirect limit.
 	Twice map[string]int
+	// Unserved are reachable pages (outcome OK) that never got a 2xx answer: e.g. a page that failed once
+	// (Hostile.Failing) and was not retried.
+	Unserved []string
 	// RobotsViolations are URLs robots.txt disallows that were requested anyway.
 	RobotsViolations []string
 }
 
 // OK reports whether the crawl fetched every reachable URL once and obeyed robots.txt.
 func (c CrawlCheck) OK() bool {
-	return len(c.Missing) == 0 && len(c.Twice) == 0 && len(c.RobotsViolations) == 0
+	return len(c.Missing) == 0 && len(c.Twice) == 0 && len(c.RobotsViolations) == 0 && len(c.Unserved) == 0
+}
+
+// Coverage is the fraction of reachable URLs the crawl asked for (1 when none is missing).
+func (c CrawlCheck) Coverage() float64 {
+	if c.Reachable == 0 {
+		return 1
+	}
+	return float64(c.Reachable-len(c.Missing)) / float64(c.Reachable)
 }
 
 // CheckCrawl compares the requests the servers recorded (Fetches) with Reachable(seeds...).
 func (s *Site) CheckCrawl(seeds ...string) (CrawlCheck, error) {
-	want, err := s.Reachable(seeds...)
+	return s.CheckCrawlWith(ReachOptions{}, seeds...)
+}
+
+// CheckCrawlWith is CheckCrawl for a crawler described by opts (e.g. one with a scope).
+func (s *Site) CheckCrawlWith(opts ReachOptions, seeds ...string) (CrawlCheck, error) {
+	want, err := s.ReachableWith(opts, seeds...)
 	if err != nil {
 		return CrawlCheck{}, err
 	}
-	fetched := s.Fetches()
+	fetched, served := s.Fetches(), s.Served()
 	c := CrawlCheck{Twice: map[string]int{}}
 	reachable := want.URLs(OK, HTTPError, Redirect, Large)
 	c.Reachable = len(reachable)
@@ -42,7 +59,12 @@ func (s *Site) CheckCrawl(seeds ...string) (CrawlCheck, error) {
 			c.Missing = append(c.Missing, u)
 		}
 	}
-	for u, n := range fetched {
+	for _, u := range want.URLs(OK) {
+		if p := s.g.pages[u]; p != nil && p.Status < 300 && served[u] == 0 && fetched[u] > 0 {
+			c.Unserved = append(c.Unserved, u)
+		}
+	}
+	for u, n := range served {
 		p, err := url.Parse(u)
 		if err != nil || p.Path == "/robots.txt" || strings.HasPrefix(p.Path, loopPrefix) {
 			continue
@@ -57,5 +79,6 @@ func (s *Site) CheckCrawl(seeds ...string) (CrawlCheck, error) {
 		}
 	}
 	slices.Sort(c.Missing)
+	slices.Sort(c.Unserved)
 	return c, nil
 }

@@ -48,6 +48,9 @@ type Config struct {
 	TLS bool
 	// HTTP2 makes every host also speak HTTP/2 over cleartext (prior knowledge, "h2c"), besides HTTP/1.1.
 	HTTP2 bool
+	// Hostile adds what a crawler meets on a real web (see hostile.go and the package doc, "Hostile web").
+	Hostile Hostile
+
 	// DisableRequestLog stops the per-request log (counters and maxima are still kept). Use it for long
 	// benchmarks, where the log would grow without bound.
 	DisableRequestLog bool
@@ -103,6 +106,9 @@ func (c Config) Validate() error {
 	}
 	if c.SlowDelay < 0 {
 		errs = append(errs, errors.New("web: slow delay must not be negative"))
+	}
+	if err := c.Hostile.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.LargeBytes < 0 {
 		errs = append(errs, errors.New("web: large page size must not be negative"))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Outcome is what a correct, polite crawler sees when it asks for a URL of the site.
@@ -58,6 +59,11 @@ type Page struct {
 	location string // the raw Location header of a redirect
 	chunked  bool   // large page sent without Content-Length
 	pad      int
+
+	// Transient failures (Config.Hostile.Failing): the first failN requests answer failStatus.
+	failN      int
+	failStatus int
+	requests   atomic.Int64
 }
 
 type pageKind int
@@ -140,10 +146,16 @@ func build(cfg Config, content []*Host, special map[string]*Host) *graph {
 					}
 				}
 				t := regular[j][rng.IntN(n)]
+				if cfg.Hostile.Redirects > 0 && rng.Float64() < cfg.Hostile.Redirects {
+					r := redirectTo(g, rng, p.host, t)
+					p.link(r.key, r.URL, "moved: "+t.title)
+					continue
+				}
 				p.link(hrefVariant(rng, cfg, p, t), t.URL, t.title)
 			}
 		}
 	}
+	hostile(g, cfg, content, regular)
 	if !cfg.Plain {
 		for i, h := range content {
 			standardExtras(g, cfg, h, regular[i][0])
@@ -516,12 +528,19 @@ type ReachOptions struct {
 	IgnoreRobots bool
 	// FollowNofollow follows rel=nofollow links too.
 	FollowNofollow bool
+	// InScope, when set, keeps the crawl to the URLs it accepts (seeds are always visited): a crawler with a
+	// scope (e.g. the seeds' registered domains) never learns about the others.
+	InScope func(rawURL string) bool
 }
 
 func (g *graph) reach(hosts map[string]*Host, opts ReachOptions, seeds []string) (Reach, error) {
 	r := Reach{}
 	var queue []string
+	seeding := true
 	visit := func(u string) {
+		if opts.InScope != nil && !seeding && !opts.InScope(u) {
+			return
+		}
 		if _, seen := r[u]; !seen {
 			r[u] = ""
 			queue = append(queue, u)
@@ -534,6 +553,7 @@ func (g *graph) reach(hosts map[string]*Host, opts ReachOptions, seeds []string)
 		}
 		visit(u)
 	}
+	seeding = false
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]

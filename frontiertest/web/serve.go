@@ -93,6 +93,9 @@ func accepts(header, coding string) bool {
 }
 
 func (p *Page) serve(w http.ResponseWriter, r *http.Request) {
+	if p.serveFailure(w) {
+		return
+	}
 	hdr := w.Header()
 	switch p.kind {
 	case kindHTML, kindSniffHTML:

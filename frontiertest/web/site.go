@@ -797,6 +797,9 @@ func (h *Host) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := h.pages[key]
+	if p == nil && h.site.cfg.Hostile.Traps && h.kind == hostContent && h.serveTrap(w, key) {
+		return
+	}
 	if p == nil {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)

@@ -1,0 +1,88 @@
+package embedded
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/identity"
+)
+
+// hostileRun is one crawl of a site from its home pages, with what the site's servers measured.
+type hostileRun struct {
+	sum     Summary
+	check   web.CrawlCheck
+	cpu     time.Duration
+	traps   map[string]int
+	fetched int // requests for pages (robots.txt excluded)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) hostileRun {
+	t.Helper()
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = dir
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	sum, err := Run(t.Context(), cfg, Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext, Logger: frontiertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := hostileRun{sum: sum, cpu: cpuTime() - cpu0, traps: site.TrapFetches()}
+	if r.check, err = site.CheckCrawlWith(opts, site.Seeds()...); err != nil {
+		t.Fatal(err)
+	}
+	for u, n := range site.Fetches() {
+		if !strings.HasSuffix(u, "/robots.txt") {
+			r.fetched += n
+		}
+	}
+	t.Logf("summary %+v; %d page requests, %.1f pages/s, %.2f CPU-s; reachable %d, coverage %.4f, missing %d, served twice %d, unserved %d, robots violations %d, trap fetches %v",
+		sum, r.fetched, float64(sum.Pages)/sum.Elapsed.Seconds(), r.cpu.Seconds(), r.check.Reachable, r.check.Coverage(),
+		len(r.check.Missing), len(r.check.Twice), len(r.check.Unserved), len(r.check.RobotsViolations), r.traps)
+	return r
+}
+
+func hostileCrawlConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay = 5 * time.Millisecond
+	cfg.Spider.RequestTimeout = time.Second
+	cfg.Spider.MaxBodyBytes = 1 << 20
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	return cfg
+}
+
+// TestBenchHostileWeb measures a crawl of a 12-host × 150-page web with redirects and transient failures (no
+// traps, no robots rules: the same web main's code can crawl to the end), for BENCHMARKS.md. Set
+// FRONTIER_BENCH_HOSTILE=1 to run it.
+func TestBenchHostileWeb(t *testing.T) {
+	if os.Getenv("FRONTIER_BENCH_HOSTILE") == "" {
+		t.Skip("set FRONTIER_BENCH_HOSTILE=1 to run the hostile-web benchmark")
+	}
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 12, 150, true
+	wcfg.Hostile = web.Hostile{Redirects: 0.2, Failing: 0.05}
+	site := web.Start(t, wcfg)
+	crawlSite(t, site, hostileCrawlConfig(), web.ReachOptions{})
+}
