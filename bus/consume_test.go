@@ -60,3 +60,24 @@ func TestConsume(t *testing.T) {
 		t.Fatalf("Consume after ctx ended = %v", err)
 	}
 }
+
+func TestGraceStartsWhenTheParentEnds(t *testing.T) {
+	parent, cancelParent := context.WithCancel(context.Background())
+	ctx, cancel := bus.Grace(parent, time.Hour)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+		t.Fatal("graced context ended before its parent")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if _, ok := ctx.Deadline(); ok {
+		t.Fatal("graced context has a deadline while its parent runs")
+	}
+	cancelParent()
+	ctx2, cancel2 := bus.Grace(parent, time.Millisecond)
+	defer cancel2()
+	<-ctx2.Done() // the parent has ended: the grace runs out
+	if ctx.Err() != nil {
+		t.Fatal("an hour's grace ended at once")
+	}
+}

@@ -84,6 +84,9 @@ type StreamConfig struct {
 // KafkaConfig locates the Kafka cluster.
 type KafkaConfig struct {
 	Brokers []string `mapstructure:"brokers"`
+	// StartupWait is how long a starting process waits for an unreachable cluster before it gives up (so the
+	// start order of Kafka and the roles does not matter); once running, outages of any length are waited out.
+	StartupWait time.Duration `mapstructure:"startup_wait"`
 }
 
 // StandaloneConfig configures cmd/standalone (package embedded).
@@ -112,7 +115,7 @@ func DefaultConfig() Config {
 			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
 			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
 		},
-		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}},
+		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
 		HBase:          hbase.DefaultConfig(),
 		Spider:         spider.DefaultConfig(),
 		WARC:           warc.DefaultConfig(),
@@ -151,6 +154,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(b); err != nil {
 			add("kafka.brokers", fmt.Errorf("%q is not host:port", b))
 		}
+	}
+	if c.Kafka.StartupWait < 0 {
+		add("kafka.startup_wait", fmt.Errorf("%v, want >= 0", c.Kafka.StartupWait))
 	}
 	add("hbase", c.HBase.Validate())
 	add("spider", c.Spider.Validate())
@@ -267,6 +273,7 @@ func (c *Config) KafkaBus(clientID string) kafkabus.Config {
 	k := kafkabus.DefaultConfig()
 	k.Brokers = c.Kafka.Brokers
 	k.ClientID = clientID
+	k.StartupWait = c.Kafka.StartupWait
 	stream := func(s StreamConfig) kafkabus.StreamConfig {
 		return kafkabus.StreamConfig{Topic: s.Topic, Partitions: s.Partitions}
 	}

@@ -64,6 +64,13 @@ type Config struct {
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// ShutdownTimeout bounds finishing the current batch after the context ends. Default 30s.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// BatchTimeout bounds one batch (its queue and store writes, its sends, its commit) while the worker runs;
+	// a batch that exceeds it fails the worker, and is replayed by the next one. 0 (the default) sets no bound,
+	// so a batch waits out an outage of Kafka or HBase of any length and completes.
+	BatchTimeout time.Duration `mapstructure:"batch_timeout"`
+	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
+	// common stats_interval. 0 logs no stats line.
+	StatsInterval time.Duration `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -94,6 +101,9 @@ func (c Config) Validate() error {
 	if c.PollInterval <= 0 || c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("poll_interval = %v, shutdown_timeout = %v, want > 0", c.PollInterval, c.ShutdownTimeout))
 	}
+	if c.BatchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("batch_timeout = %v, want >= 0 (0: no bound)", c.BatchTimeout))
+	}
 	return errors.Join(errs...)
 }
 
@@ -118,6 +128,7 @@ type Worker struct {
 	wake   chan struct{} // scoring → batches: something was queued
 	nFeed  int
 	onIdle func() // test hook: called when the batch generator found nothing to do
+	stats  stats
 }
 
 // New checks the configuration and builds a worker.
@@ -147,6 +158,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 // Run runs the configured roles until ctx ends (nil) or one fails (its error).
 func (w *Worker) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
+	if w.cfg.StatsInterval > 0 {
+		g.Go(func() error { w.statsLoop(ctx); return nil })
+	}
 	for _, r := range w.cfg.Roles {
 		switch r {
 		case RoleScoring:
@@ -180,10 +194,22 @@ func (w *Worker) consume(ctx context.Context, stream bus.Stream, group string, h
 		return fmt.Errorf("dbworker: open %s: %w", stream, err)
 	}
 	defer in.Close()
-	if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, handle); err != nil {
+	if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, w.bounded(handle)); err != nil {
 		return fmt.Errorf("dbworker: %s: %w", stream, err)
 	}
 	return nil
+}
+
+// bounded puts Config.BatchTimeout, if any, on each call of handle.
+func (w *Worker) bounded(handle func(context.Context, []frontier.Message) error) func(context.Context, []frontier.Message) error {
+	if w.cfg.BatchTimeout <= 0 {
+		return handle
+	}
+	return func(ctx context.Context, events []frontier.Message) error {
+		ctx, cancel := context.WithTimeout(ctx, w.cfg.BatchTimeout)
+		defer cancel()
+		return handle(ctx, events)
+	}
 }
 
 func (w *Worker) decode(m bus.Message) (frontier.Message, error) {
@@ -224,6 +250,7 @@ func (w *Worker) runScoring(ctx context.Context) error {
 			return fmt.Errorf("dbworker: schedule %d items: %w", len(items), err)
 		}
 		w.m.scheduled.Add(float64(len(items)))
+		w.stats.scheduled.Add(int64(len(items)))
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -290,6 +317,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 	for p := range w.nFeed {
 		lag := lags[p]
 		w.m.lag.WithLabelValues(fmt.Sprint(p)).Set(float64(lag))
+		w.stats.lag.Store(sumLag(lags))
 		if lag >= w.cfg.MaxLag {
 			continue
 		}
@@ -305,7 +333,14 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 			msgs[i] = bus.Message{Key: []byte(it.Host), Value: it.Request, Partition: p}
 		}
 		// Send, then acknowledge: a crash between the two re-sends the batch (at least once), never loses it.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownTimeout)
+		// Both wait out an outage (no deadline but BatchTimeout while running; ShutdownTimeout after ctx ends),
+		// so a batch is never left sent but unacknowledged by a deadline.
+		dctx, cancel := bus.Grace(ctx, w.cfg.ShutdownTimeout)
+		if w.cfg.BatchTimeout > 0 {
+			var cancelBatch context.CancelFunc
+			dctx, cancelBatch = context.WithTimeout(dctx, w.cfg.BatchTimeout)
+			defer cancelBatch()
+		}
 		err = out.Send(dctx, msgs...)
 		if err == nil {
 			err = w.deps.Queue.Ack(dctx, items)
@@ -316,6 +351,8 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		}
 		w.m.batches.Inc()
 		w.m.sent.Add(float64(len(items)))
+		w.stats.batches.Add(1)
+		w.stats.sent.Add(int64(len(items)))
 		sent += len(items)
 	}
 	return sent, nil
@@ -363,6 +400,7 @@ func (w *Worker) runLinks(ctx context.Context) error {
 			return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)
 		}
 		w.m.pages.Add(float64(len(pages)))
+		w.stats.pages.Add(int64(len(pages)))
 		return nil
 	})
 }

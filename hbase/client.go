@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
+	"github.com/frontiercrawl/frontier/internal/outage"
 )
 
 // Client is a pool of connections to one Thrift2 gateway. It is safe for concurrent use; each call borrows a
@@ -27,8 +28,9 @@ type Client struct {
 	m    *metrics
 	dial func(ctx context.Context) (*conn, error)
 
-	slots chan struct{} // one token per connection that may exist
-	idle  chan *conn
+	slots  chan struct{} // one token per connection that may exist
+	idle   chan *conn
+	outage *outage.Tracker
 
 	mu struct {
 		sync.Mutex
@@ -61,10 +63,58 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	msg := fmt.Sprintf("hbase: %s at %s: %s", e.Op, e.Addr, describe(e.Err))
 	if e.Tries > 1 {
-		return fmt.Sprintf("hbase: %s at %s: gave up after %d tries: %s", e.Op, e.Addr, e.Tries, describe(e.Err))
+		msg = fmt.Sprintf("hbase: %s at %s: gave up after %d tries: %s", e.Op, e.Addr, e.Tries, describe(e.Err))
 	}
-	return fmt.Sprintf("hbase: %s at %s: %s", e.Op, e.Addr, describe(e.Err))
+	if h := hint(e.Op, e.Err); h != "" {
+		msg += " (" + h + ")"
+	}
+	return msg
+}
+
+// hint names the fix for the errors that retrying cannot fix and whose message does not say what to do.
+func hint(op string, err error) string {
+	if missingTable(op, err) {
+		return "the table does not exist: create the schema with deploy/hbase-schema.sh or frontierctl schema"
+	}
+	if notThrift(err) {
+		return "this address does not speak Thrift: hbase.addr must be the Thrift2 gateway's port, with the gateway's transport and protocol"
+	}
+	return ""
+}
+
+// missingTable recognises HBase's TableNotFoundException, which the gateway passes on as a TIOError whose
+// message is the exception's message (often just the table name, as in "TIOError: frontier_queue").
+func missingTable(op string, err error) bool {
+	var ioe *thrift2.TIOError
+	if !errors.As(err, &ioe) {
+		return false
+	}
+	msg := ioe.GetMessage()
+	if strings.Contains(msg, "TableNotFoundException") {
+		return true
+	}
+	_, table, ok := strings.Cut(op, " ")
+	return ok && table != "" && (msg == table || strings.TrimPrefix(table, "default:") == msg)
+}
+
+// notThrift recognises an answer that is not Thrift at all: a framed transport reading an HTTP reply sees the
+// frame size 1213486160 ("HTTP"), a binary protocol a bad version.
+func notThrift(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "Incorrect frame size") {
+		return true
+	}
+	var te thrift.TTransportException // satisfies TProtocolException too, with other type ids
+	if errors.As(err, &te) {
+		return false
+	}
+	var pe thrift.TProtocolException
+	return errors.As(err, &pe) && pe.TypeId() == thrift.BAD_VERSION
 }
 
 // describe spells out the exceptions the gateway returns (the generated types print pointers).
@@ -99,11 +149,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regis
 		return nil, err
 	}
 	c := newClient(cfg, log, reg, func(ctx context.Context) (*conn, error) { return dialConn(ctx, cfg) })
-	if err := c.do(ctx, "ping", true, func(ctx context.Context, s thrift2.THBaseService) error {
+	// A gateway that is not up yet is waited for (up to StartupWait), so the start order does not matter.
+	sctx, cancel := context.WithTimeout(ctx, cfg.StartupWait)
+	defer cancel()
+	if err := c.do(sctx, "ping", true, func(ctx context.Context, s thrift2.THBaseService) error {
 		_, err := s.GetThriftServerType(ctx)
 		return err
 	}); err != nil {
 		c.Close()
+		if ctx.Err() == nil && sctx.Err() != nil {
+			return nil, fmt.Errorf("hbase: the Thrift2 gateway at %s did not answer within hbase.startup_wait (%v): %w", cfg.Addr, cfg.StartupWait, err)
+		}
 		return nil, err
 	}
 	return c, nil
@@ -114,16 +170,31 @@ func newClient(cfg Config, log *slog.Logger, reg prometheus.Registerer, dial fun
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	m := newMetrics(reg)
+	tracker := outage.NewTracker("HBase (Thrift2 gateway at "+cfg.Addr+")", log)
+	tracker.OnRecover = func(d time.Duration) { m.waited.Add(d.Seconds()) }
+	tracker.OnChange = func(down bool) {
+		if down {
+			m.down.Set(1)
+		} else {
+			m.down.Set(0)
+		}
+	}
 	c := &Client{
-		cfg:   cfg,
-		log:   log,
-		m:     newMetrics(reg),
-		dial:  dial,
-		slots: make(chan struct{}, cfg.PoolSize),
-		idle:  make(chan *conn, cfg.PoolSize),
+		cfg:    cfg,
+		log:    log,
+		m:      m,
+		dial:   dial,
+		slots:  make(chan struct{}, cfg.PoolSize),
+		idle:   make(chan *conn, cfg.PoolSize),
+		outage: tracker,
 	}
 	return c
 }
+
+// Unreachable returns nil while HBase answers, and otherwise an error saying since when calls have been
+// retried and why (for a readiness probe).
+func (c *Client) Unreachable() error { return c.outage.Err() }
 
 // Config returns the configuration the client was made with.
 func (c *Client) Config() Config { return c.cfg }
@@ -184,7 +255,7 @@ func (c *Client) release(cn *conn, broken bool) {
 // do runs fn on a pooled connection, retrying retryable failures with backoff. A call that is not idempotent
 // (an increment) is retried only when it cannot have reached the server (the connection was not made).
 func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(context.Context, thrift2.THBaseService) error) error {
-	backoff := c.cfg.RetryBackoff
+	bo := outage.NewBackoff(c.cfg.RetryBackoff, c.cfg.MaxRetryBackoff)
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		if c.isClosed() {
@@ -193,6 +264,7 @@ func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(con
 		err, sent := c.try(ctx, fn)
 		if err == nil {
 			c.m.observe(op, start, nil)
+			c.outage.Succeeded()
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -201,25 +273,23 @@ func (c *Client) do(ctx context.Context, op string, idempotent bool, fn func(con
 			return &Error{Op: op, Addr: c.cfg.Addr, Err: err}
 		}
 		retry, _ := classify(err)
-		if !retry || attempt >= c.cfg.Retries || (sent && !idempotent) {
+		out := c.cfg.Retries >= 0 && attempt >= c.cfg.Retries
+		if !retry || out || (sent && !idempotent) {
 			c.m.observe(op, start, err)
 			e := &Error{Op: op, Addr: c.cfg.Addr, Err: err, Retryable: retry}
-			if retry && attempt >= c.cfg.Retries {
+			if retry && out {
 				e.Tries = attempt + 1
 			}
 			return e
 		}
 		c.m.retries.Inc()
-		c.log.Warn("hbase call failed, retrying", "op", op, "addr", c.cfg.Addr, "attempt", attempt+1, "backoff", backoff, "err", err)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		backoff := bo.Next()
+		c.outage.Failed(fmt.Errorf("%s: %s", op, describe(err)), backoff)
+		c.log.Debug("hbase call failed, retrying", "op", op, "addr", c.cfg.Addr, "attempt", attempt+1, "backoff", backoff, "err", err)
+		if !outage.Sleep(ctx, backoff) {
 			c.m.observe(op, start, ctx.Err())
-			return &Error{Op: op, Addr: c.cfg.Addr, Err: fmt.Errorf("%w (while retrying after: %s)", ctx.Err(), describe(err))}
-		case <-t.C:
+			return &Error{Op: op, Addr: c.cfg.Addr, Err: fmt.Errorf("%w (while retrying after: %s)", ctx.Err(), describe(err)), Retryable: true}
 		}
-		backoff = min(2*backoff, c.cfg.MaxRetryBackoff)
 	}
 }
 
@@ -247,6 +317,9 @@ func classify(err error) (retry, broken bool) {
 		return false, false
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false, true
+	}
+	if notThrift(err) {
 		return false, true
 	}
 	var ioe *thrift2.TIOError

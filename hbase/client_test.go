@@ -238,3 +238,62 @@ func TestMetricsSharedRegistry(t *testing.T) {
 		t.Errorf("frontier_hbase_calls_total = %v, want 8", calls)
 	}
 }
+
+// Errors that retrying cannot fix are returned at once, and name the fix.
+func TestUnfixableErrorsNameTheFix(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"missing table (message is the table name)", &thrift2.TIOError{Message: thrift2Str("frontier_states")}, "deploy/hbase-schema.sh"},
+		{"missing table (exception named)", &thrift2.TIOError{Message: thrift2Str("org.apache.hadoop.hbase.TableNotFoundException: frontier_states")}, "deploy/hbase-schema.sh"},
+		{"an HTTP port", thrift.NewTTransportException(thrift.UNKNOWN_TRANSPORT_EXCEPTION, "Incorrect frame size (1213486160)"), "does not speak Thrift"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeHBase()
+			cfg := quickConfig()
+			cfg.Retries = -1 // would retry forever if it were retryable
+			c := newFakeClient(f, cfg)
+			f.fail = func(op string) error {
+				if op == "putMultiple" {
+					return tc.err
+				}
+				return nil
+			}
+			err := c.States().Put(t.Context(), []frontier.Fingerprint{{1}}, []state.Entry{{State: frontier.Crawled}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+			if f.calls["putMultiple"] != 1 {
+				t.Errorf("putMultiple called %d times, want 1 (not retried)", f.calls["putMultiple"])
+			}
+		})
+	}
+}
+
+// With Retries = -1 a transient failure is retried until it clears, however long, and the outage is reported
+// while it lasts.
+func TestOutageWaitedOut(t *testing.T) {
+	f := newFakeHBase()
+	cfg := quickConfig()
+	cfg.Retries = -1
+	c := newFakeClient(f, cfg)
+	failures := 50
+	f.fail = func(op string) error {
+		if op == "putMultiple" && failures > 0 {
+			failures--
+			if failures == 25 && c.Unreachable() == nil {
+				t.Error("Unreachable() is nil during the outage")
+			}
+			return thrift.NewTTransportException(thrift.NOT_OPEN, "connection refused")
+		}
+		return nil
+	}
+	if err := c.States().Put(t.Context(), []frontier.Fingerprint{{1}}, []state.Entry{{State: frontier.Crawled}}); err != nil {
+		t.Fatalf("Put through 50 failures: %v", err)
+	}
+	if err := c.Unreachable(); err != nil {
+		t.Errorf("Unreachable() after recovery = %v", err)
+	}
+}

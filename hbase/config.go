@@ -31,8 +31,13 @@ type Config struct {
 	// RequestTimeout bounds one call (one RPC), on top of the caller's ctx.
 	RequestTimeout time.Duration `mapstructure:"request_timeout"`
 	// Retries is how many times a call that failed with a retryable error (transport error, region moving,
-	// server restarting) is tried again, with exponential backoff from RetryBackoff up to MaxRetryBackoff.
-	Retries         int           `mapstructure:"retries"`
+	// server restarting) is tried again, with jittered exponential backoff from RetryBackoff up to
+	// MaxRetryBackoff. -1 (the default) retries until the caller's context ends, so that an HBase or gateway
+	// restart of any length is waited out rather than fatal.
+	Retries int `mapstructure:"retries"`
+	// StartupWait is how long New waits for a gateway that does not answer yet (so the roles may start before
+	// HBase does). 0 gives up after the first failure.
+	StartupWait     time.Duration `mapstructure:"startup_wait"`
 	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
 	MaxRetryBackoff time.Duration `mapstructure:"max_retry_backoff"`
 
@@ -60,7 +65,8 @@ func DefaultConfig() Config {
 		PoolSize:        8,
 		DialTimeout:     5 * time.Second,
 		RequestTimeout:  60 * time.Second,
-		Retries:         8,
+		Retries:         -1,
+		StartupWait:     5 * time.Minute,
 		RetryBackoff:    100 * time.Millisecond,
 		MaxRetryBackoff: 5 * time.Second,
 		GetBatch:        1024,
@@ -108,8 +114,11 @@ func (c Config) Validate() error {
 	if c.ScoreBuckets < 1 || c.ScoreBuckets > 65535 {
 		errs = append(errs, fmt.Errorf("hbase: score_buckets = %d, want 1..65535", c.ScoreBuckets))
 	}
-	if c.Retries < 0 {
-		errs = append(errs, fmt.Errorf("hbase: retries = %d, want >= 0", c.Retries))
+	if c.Retries < -1 {
+		errs = append(errs, fmt.Errorf("hbase: retries = %d, want >= 0 (or -1: until the caller's deadline)", c.Retries))
+	}
+	if c.StartupWait < 0 {
+		errs = append(errs, fmt.Errorf("hbase: startup_wait = %v, want >= 0", c.StartupWait))
 	}
 	for _, d := range []struct {
 		name string

@@ -24,9 +24,14 @@
 // large reads and writes are split into chunks (Config.GetBatch, Config.PutBatch) that run on several
 // connections at once. A call that fails with a transport error (gateway down or restarting, connection reset)
 // or with an HBase exception that clears up by itself (NotServingRegion, RegionMoved, RegionOpening,
-// ServerNotRunningYet, RegionTooBusy, …) is retried on a fresh connection with exponential backoff, up to
-// Config.Retries times; ctx cancellation interrupts a call in flight (the connection is then discarded). Every
-// error is an *Error naming the RPC, the table and the gateway address; IsRetryable classifies it.
+// ServerNotRunningYet, RegionTooBusy, …) is retried on a fresh connection with jittered exponential backoff,
+// by default until the caller's context ends (Config.Retries = -1), so an HBase restart of any length is waited
+// out: the first failure logs "waiting for HBase", the first success after it logs how long the wait was (also
+// in frontier_hbase_wait_seconds_total), and Client.Unreachable reports the outage to a readiness probe. New
+// waits up to Config.StartupWait for a gateway that is not up yet. ctx cancellation interrupts a call in flight
+// (the connection is then discarded). Every error is an *Error naming the RPC, the table and the gateway
+// address; IsRetryable classifies it. A missing table and an address that does not speak Thrift (an HTTP port
+// answers with the frame size 1213486160) are not retried, and their errors name the fix.
 // Increments (Domains.Add) are not idempotent and are retried only when they cannot have reached the server.
 //
 // # Schema

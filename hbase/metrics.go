@@ -13,6 +13,8 @@ type metrics struct {
 	errors  *prometheus.CounterVec
 	seconds *prometheus.HistogramVec
 	retries prometheus.Counter
+	waited  prometheus.Counter // seconds spent waiting for an unreachable gateway or HBase
+	down    prometheus.Gauge
 }
 
 // newMetrics registers the client's metrics on reg; nil registers nowhere.
@@ -31,6 +33,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "frontier_hbase_retries_total", Help: "Calls to the HBase Thrift2 gateway tried again after a transient error.",
 		}),
+		waited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "frontier_hbase_wait_seconds_total", Help: "Time spent waiting for an unreachable HBase or gateway, counted when it answers again.",
+		}),
+		down: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "frontier_hbase_unreachable", Help: "1 while calls to HBase fail with transient errors and are retried.",
+		}),
 	}
 	if reg != nil {
 		// A second Client on the same registry shares the first one's collectors.
@@ -38,6 +46,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.errors = register(reg, m.errors)
 		m.seconds = register(reg, m.seconds)
 		m.retries = register(reg, m.retries)
+		m.waited = register(reg, m.waited)
+		m.down = register(reg, m.down)
 	}
 	return m
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,13 @@ type Config struct {
 	Cache state.CacheConfig `mapstructure:"state_cache"`
 	// ShutdownTimeout bounds the last flush after the context ends. Default 30s.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// BatchTimeout bounds one batch (state reads, scores sent, states flushed, offset committed) while the worker
+	// runs; a batch that exceeds it fails the worker and is replayed by the next one. 0 (the default) sets no
+	// bound, so a batch waits out an outage of Kafka or HBase of any length and completes.
+	BatchTimeout time.Duration `mapstructure:"batch_timeout"`
+	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
+	// common stats_interval. 0 logs no stats line.
+	StatsInterval time.Duration `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -66,6 +74,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_timeout = %v, want > 0", c.ShutdownTimeout))
+	}
+	if c.BatchTimeout < 0 {
+		errs = append(errs, fmt.Errorf("batch_timeout = %v, want >= 0 (0: no bound)", c.BatchTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -92,6 +103,8 @@ type Worker struct {
 	m     *metrics
 	cache *state.Cache
 	strat strategy.Strategy
+
+	nEvents, nScheduled, nBatches atomic.Int64 // running totals for the stats line
 }
 
 // New checks the configuration and builds a worker.
@@ -135,11 +148,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer out.Close()
 
+	if w.cfg.StatsInterval > 0 {
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); w.statsLoop(sctx) }()
+		defer func() { stop(); <-done }()
+	}
 	decode := func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
 	return bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, func(ctx context.Context, events []frontier.Message) error {
+		if w.cfg.BatchTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, w.cfg.BatchTimeout)
+			defer cancel()
+		}
 		if err := w.handle(ctx, events, out); err != nil {
 			return err
 		}
+		w.nBatches.Add(1)
+		w.nEvents.Add(int64(len(events)))
 		if f, ok := w.strat.(strategy.Finisher); ok && f.Finished() {
 			w.log.Info("strategy declared the crawl finished")
 			return bus.ErrStop
@@ -186,6 +212,7 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			return fmt.Errorf("strategyworker: send %d scores: %w", len(c.out), err)
 		}
 		w.m.scheduled.Add(float64(len(c.out)))
+		w.nScheduled.Add(int64(len(c.out)))
 	}
 	if err := c.store(ctx); err != nil {
 		return err
@@ -363,4 +390,37 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 	}
 	c.out = append(c.out, bus.Message{Key: []byte(r.Hostname()), Value: v})
 	return nil
+}
+
+// statsLoop logs the stats line every StatsInterval until ctx ends: running totals and the rates over the last
+// interval.
+func (w *Worker) statsLoop(ctx context.Context) {
+	t := time.NewTicker(w.cfg.StatsInterval)
+	defer t.Stop()
+	last := time.Now()
+	var prevEvents, prevScheduled int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			secs := now.Sub(last).Seconds()
+			last = now
+			ev, sc := w.nEvents.Load(), w.nScheduled.Load()
+			cs := w.cache.Stats()
+			w.log.Info("strategy worker stats",
+				"batches", w.nBatches.Load(),
+				"events", ev, "events_per_s", rate(ev-prevEvents, secs),
+				"scheduled", sc, "scheduled_per_s", rate(sc-prevScheduled, secs),
+				"cache_entries", cs.Len, "cache_hits", cs.Hits, "cache_misses", cs.Misses)
+			prevEvents, prevScheduled = ev, sc
+		}
+	}
+}
+
+func rate(n int64, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(int64(float64(n)/secs*10)) / 10
 }

@@ -33,6 +33,10 @@ type Config struct {
 	// MetadataTTL is how long topic metadata (partition leaders) is cached before it is read again. After a
 	// broker restart, errors also refresh it.
 	MetadataTTL time.Duration `mapstructure:"metadata_ttl"`
+	// StartupWait is how long opening a producer or consumer waits for an unreachable cluster (with the
+	// consumer's retry backoff) before it gives up, so that the start order of Kafka and the roles does not
+	// matter. Once running, calls wait out an outage of any length. 0 gives up at once.
+	StartupWait time.Duration `mapstructure:"startup_wait"`
 }
 
 // StreamConfig names a stream's topic and its partition count. The partition count must equal the topic's on
@@ -125,6 +129,7 @@ func DefaultConfig() Config {
 		DialTimeout:    5 * time.Second,
 		RequestTimeout: 10 * time.Second,
 		MetadataTTL:    6 * time.Second,
+		StartupWait:    5 * time.Minute,
 	}
 }
 
@@ -222,6 +227,9 @@ func (c Config) Validate() error {
 	}
 	if c.MetadataTTL <= 0 {
 		add("metadata_ttl = %s, want > 0", c.MetadataTTL)
+	}
+	if c.StartupWait < 0 {
+		add("startup_wait = %s, want >= 0", c.StartupWait)
 	}
 	return errors.Join(errs...)
 }

@@ -131,7 +131,8 @@ func (c *Consumer) pump(ctx context.Context, p int, next int64, log *slog.Logger
 			return false
 		}
 		c.fetchErr.Inc()
-		log.Warn("kafkabus: "+what+" failed, retrying", "offset", next, "backoff", backoff, "err", err)
+		c.b.outage.Failed(err, backoff)
+		log.Debug("kafkabus: "+what+" failed, retrying", "offset", next, "backoff", backoff, "err", err)
 		t := time.NewTimer(backoff)
 		defer t.Stop()
 		backoff = min(2*backoff, cc.RetryBackoffMax)
@@ -181,6 +182,7 @@ func (c *Consumer) pump(ctx context.Context, p int, next int64, log *slog.Logger
 			continue
 		}
 		backoff = cc.RetryBackoff
+		c.b.outage.Succeeded()
 		chunk := make([]bus.Message, 0, 64)
 		for {
 			r, err := resp.Records.ReadRecord()

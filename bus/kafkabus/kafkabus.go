@@ -13,6 +13,7 @@ import (
 	kafka "github.com/segmentio/kafka-go"
 
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/internal/outage"
 )
 
 // Bus opens producers and consumers of Frontier's streams on a Kafka cluster, and reads consumer lag. It holds
@@ -27,6 +28,7 @@ type Bus struct {
 	tr      *kafka.Transport
 	client  *kafka.Client
 	dialer  *kafka.Dialer
+	outage  *outage.Tracker
 }
 
 var _ bus.Bus = (*Bus)(nil)
@@ -49,16 +51,31 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Bus, error) 
 		MetadataTTL: cfg.MetadataTTL,
 	}
 	addr := kafka.TCP(cfg.Brokers...)
+	m := newMetrics(reg)
+	tracker := outage.NewTracker("Kafka at "+strings.Join(cfg.Brokers, ","), log)
+	tracker.OnRecover = func(d time.Duration) { m.waited.Add(d.Seconds()) }
+	tracker.OnChange = func(down bool) {
+		if down {
+			m.down.Set(1)
+		} else {
+			m.down.Set(0)
+		}
+	}
 	return &Bus{
 		cfg:     cfg,
 		log:     log,
-		metrics: newMetrics(reg),
+		metrics: m,
 		addr:    addr,
 		tr:      tr,
 		client:  &kafka.Client{Addr: addr, Transport: tr, Timeout: cfg.RequestTimeout},
 		dialer:  &kafka.Dialer{ClientID: cfg.ClientID, Timeout: cfg.DialTimeout, DualStack: true},
+		outage:  tracker,
 	}, nil
 }
+
+// Unreachable returns nil while Kafka answers, and otherwise an error saying since when the bus has been
+// retrying and why (for a readiness probe).
+func (b *Bus) Unreachable() error { return b.outage.Err() }
 
 // Config returns the bus's configuration.
 func (b *Bus) Config() Config { return b.cfg }
@@ -96,8 +113,14 @@ func (b *Bus) stream(s bus.Stream) (StreamConfig, error) {
 }
 
 // checkTopic reads the topic's metadata and fails unless it has the configured partition count.
+// An unreachable cluster is waited for up to Config.StartupWait.
 func (b *Bus) checkTopic(ctx context.Context, s bus.Stream, sc StreamConfig) error {
-	have, err := topicPartitions(ctx, b.client, []string{sc.Topic})
+	var have map[string]int
+	err := b.retryStartup(ctx, func() error {
+		var err error
+		have, err = topicPartitions(ctx, b.client, []string{sc.Topic})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("kafkabus: %s: %w", s, err)
 	}
@@ -156,11 +179,25 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		parts[p] = p
 		reqs = append(reqs, kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
 	}
-	resp, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{sc.Topic: reqs}})
+	// Offsets of every partition, retried (like every admin call) while the cluster is unreachable or a
+	// partition has no serving leader, until ctx ends.
+	var ends []kafka.PartitionOffsets
+	err = b.retry(ctx, func() error {
+		resp, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{sc.Topic: reqs}})
+		if err != nil {
+			return fmt.Errorf("list offsets of %s: %w", sc.Topic, err)
+		}
+		ends = resp.Topics[sc.Topic]
+		for _, po := range ends {
+			if po.Error != nil {
+				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, po.Error)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("kafkabus: lag of %s: list offsets of %s: %w", s, sc.Topic, err)
+		return nil, fmt.Errorf("kafkabus: lag of %s: %w", s, err)
 	}
-	ends := resp.Topics[sc.Topic]
 	if len(ends) != sc.Partitions {
 		return nil, fmt.Errorf("kafkabus: lag of %s: topic %q answered for %d partitions, want %d", s, sc.Topic, len(ends), sc.Partitions)
 	}
@@ -169,12 +206,7 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		return nil, err
 	}
 	out := make(map[int]int64, sc.Partitions)
-	var errs []error
 	for _, po := range ends {
-		if po.Error != nil {
-			errs = append(errs, fmt.Errorf("kafkabus: lag of %s: offsets of %s partition %d: %w", s, sc.Topic, po.Partition, po.Error))
-			continue
-		}
 		c := committed[po.Partition]
 		if c < 0 || c < po.FirstOffset {
 			c = po.FirstOffset
@@ -182,33 +214,42 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		out[po.Partition] = max(po.LastOffset-c, 0)
 		b.metrics.lag.WithLabelValues(string(s), group, fmt.Sprint(po.Partition)).Set(float64(out[po.Partition]))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
-// retryAttempts bounds retry; the caller's context may end it sooner.
-const retryAttempts = 8
-
-// retry calls fn until it succeeds, returns an error that is not retriable (see retriable), was tried
-// retryAttempts times, or ctx ends. Group coordinator errors are the usual retriable ones: the coordinator moves
-// when a broker restarts, and is not ready while __consumer_offsets is being created or loaded.
+// retry calls fn until it succeeds, returns an error that is not retriable (see retriable), or ctx ends, with
+// the consumer's backoff (exponential, jittered, capped at RetryBackoffMax) between tries: a broker restart of
+// any length is waited out, reported through the bus's outage tracker (one log line when the wait starts, one
+// when it ends, frontier_bus_wait_seconds_total). Group coordinator errors are the usual retriable ones too: the
+// coordinator moves when a broker restarts, and is not ready while __consumer_offsets is being loaded.
 func (b *Bus) retry(ctx context.Context, fn func() error) error {
-	backoff := b.cfg.Consumer.RetryBackoff
-	for attempt := 1; ; attempt++ {
+	bo := outage.NewBackoff(b.cfg.Consumer.RetryBackoff, b.cfg.Consumer.RetryBackoffMax)
+	for {
 		err := fn()
-		if err == nil || attempt == retryAttempts || !retriable(err) || ctx.Err() != nil {
+		if err == nil {
+			b.outage.Succeeded()
+			return nil
+		}
+		if !retriable(err) || ctx.Err() != nil {
 			return err
 		}
-		b.log.Debug("kafkabus: retrying", "attempt", attempt, "backoff", backoff, "err", err)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		d := bo.Next()
+		b.outage.Failed(err, d)
+		b.log.Debug("kafkabus: retrying", "backoff", d, "err", err)
+		if !outage.Sleep(ctx, d) {
 			return err
-		case <-t.C:
 		}
-		backoff = min(2*backoff, b.cfg.Consumer.RetryBackoffMax)
 	}
+}
+
+// retryStartup is retry bounded by Config.StartupWait: what a process does while it opens its streams, so that
+// it may start before Kafka does. The error after the wait says how long it waited.
+func (b *Bus) retryStartup(ctx context.Context, fn func() error) error {
+	sctx, cancel := context.WithTimeout(ctx, b.cfg.StartupWait)
+	defer cancel()
+	err := b.retry(sctx, fn)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil && retriable(err) {
+		return fmt.Errorf("Kafka at %s did not answer within kafka.startup_wait (%s): %w", strings.Join(b.cfg.Brokers, ","), b.cfg.StartupWait, err)
+	}
+	return err
 }

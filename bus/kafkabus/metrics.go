@@ -19,6 +19,8 @@ type metrics struct {
 	commitErr  *prometheus.CounterVec   // stream, group
 	malformed  *prometheus.CounterVec   // stream, group
 	lag        *prometheus.GaugeVec     // stream, group, partition
+	waited     prometheus.Counter       // seconds spent waiting for Kafka (outages that ended)
+	down       prometheus.Gauge         // 1 while Kafka is unreachable
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -48,6 +50,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "frontier_bus_lag_messages", Help: "Latest offset minus the group's committed offset, as last read by Lag."},
 			[]string{"stream", "group", "partition"}),
+		waited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "frontier_bus_wait_seconds_total", Help: "Time spent waiting for an unreachable Kafka, counted when it answers again."}),
+		down: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "frontier_bus_unreachable", Help: "1 while calls to Kafka fail with transient errors and are retried."}),
 	}
 	if reg == nil {
 		return m
@@ -63,6 +69,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	register(reg, &m.commitErr)
 	register(reg, &m.malformed)
 	register(reg, &m.lag)
+	register(reg, &m.waited)
+	register(reg, &m.down)
 	return m
 }
 

@@ -140,6 +140,7 @@ func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 	for attempt := 1; ; attempt++ {
 		err := p.w.WriteMessages(ctx, kms...)
 		if err == nil {
+			p.b.outage.Succeeded()
 			return nil
 		}
 		if errors.Is(err, io.ErrClosedPipe) {
@@ -152,7 +153,8 @@ func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 		if !retriable(cause) {
 			return fmt.Errorf("kafkabus: send %d messages to %s: %w", len(failed), p.topic, cause)
 		}
-		p.log.Warn("kafkabus: send failed, retrying", "messages", len(failed), "of", len(kms), "attempt", attempt,
+		p.b.outage.Failed(cause, backoff)
+		p.log.Debug("kafkabus: send failed, retrying", "messages", len(failed), "of", len(kms), "attempt", attempt,
 			"backoff", backoff, "err", cause)
 		p.retries.Add(float64(len(failed)))
 		kms = failed

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -31,6 +32,7 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
+	env.Health.Set("startup", errors.New("connecting to the dependencies"))
 	c, err := codec.New(cfg.Codec)
 	if err != nil {
 		return err
@@ -40,15 +42,20 @@ func run(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer b.Close()
+	env.Health.Add("kafka", b.Unreachable)
 	hb, err := hbase.New(ctx, cfg.HBase, env.Logger, env.Registry)
 	if err != nil {
 		return err
 	}
 	defer hb.Close()
-	w, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
+	env.Health.Add("hbase", hb.Unreachable)
+	dcfg := cfg.DBWorker
+	dcfg.StatsInterval = cfg.StatsInterval
+	w, err := dbworker.New(dcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
 		Logger: env.Logger, Registerer: env.Registry})
 	if err != nil {
 		return err
 	}
+	env.Health.Set("startup", nil)
 	return w.Run(ctx)
 }

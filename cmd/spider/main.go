@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -38,6 +39,7 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
+	env.Health.Set("startup", errors.New("connecting to the dependencies"))
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -52,6 +54,7 @@ func run(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer b.Close()
+	env.Health.Add("kafka", b.Unreachable)
 	feed, err := b.Consumer(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed, []int{env.PartitionID})
 	if err != nil {
 		return err
@@ -82,6 +85,7 @@ func run(ctx context.Context, env cli.Env) error {
 		}
 		deps.Handler = &archive.Handler{W: wr}
 	}
+	env.Health.Set("startup", nil)
 	err = spider.Run(ctx, scfg, deps)
 	if wr != nil {
 		if cerr := wr.Close(); err == nil {

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -31,6 +32,7 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
+	env.Health.Set("startup", errors.New("connecting to the dependencies"))
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -44,15 +46,20 @@ func run(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer b.Close()
+	env.Health.Add("kafka", b.Unreachable)
 	hb, err := hbase.New(ctx, cfg.HBase, env.Logger, env.Registry)
 	if err != nil {
 		return err
 	}
 	defer hb.Close()
-	w, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(),
+	env.Health.Add("hbase", hb.Unreachable)
+	scfg := cfg.StrategyWorker
+	scfg.StatsInterval = cfg.StatsInterval
+	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(),
 		Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger, Registerer: env.Registry})
 	if err != nil {
 		return err
 	}
+	env.Health.Set("startup", nil)
 	return w.Run(ctx)
 }

@@ -35,7 +35,8 @@ var levels = map[string]int{
 	"dbworker":    3, "strategyworker": 3,
 	"spider": 3, "spider/*": 3,
 	"embedded": 4, "configs": 4,
-	"internal/cli": 5, "cmd/*": 6, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call.
+	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
+	"internal/cli":    5, "cmd/*": 6, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call.
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
 	"internal/archtest": 6, "e2e": 6,

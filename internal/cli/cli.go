@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/run"
@@ -46,6 +47,54 @@ type Env struct {
 	Demo     bool
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
+	// Health backs /readyz: the role adds a check per dependency (kafkabus.Bus.Unreachable,
+	// hbase.Client.Unreachable) and its own (e.g. "not consuming yet").
+	Health *Health
+}
+
+// Health is the readiness state of a process: named checks, each nil while its part is ready. /healthz answers
+// 200 while the process runs (liveness: restart it only if this fails); /readyz answers 200 "ready" when every
+// check passes and otherwise 503 with one line per failing check, saying what is waited for and since when.
+// Safe for concurrent use.
+type Health struct {
+	mu     sync.Mutex
+	names  []string
+	checks map[string]func() error
+}
+
+// NewHealth returns a Health with no checks (ready).
+func NewHealth() *Health { return &Health{checks: map[string]func() error{}} }
+
+// Add adds or replaces the check called name.
+func (h *Health) Add(name string, check func() error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.checks[name]; !ok {
+		h.names = append(h.names, name)
+	}
+	h.checks[name] = check
+}
+
+// Set makes the check called name report err (nil: ready), for a part that reports its state rather than being
+// asked.
+func (h *Health) Set(name string, err error) { h.Add(name, func() error { return err }) }
+
+// Check runs every check and returns the failing ones as "name: error" lines, in the order they were added.
+func (h *Health) Check() []string {
+	h.mu.Lock()
+	names := slices.Clone(h.names)
+	checks := make([]func() error, len(names))
+	for i, n := range names {
+		checks[i] = h.checks[n]
+	}
+	h.mu.Unlock()
+	var out []string
+	for i, c := range checks {
+		if err := c(); err != nil {
+			out = append(out, names[i]+": "+err.Error())
+		}
+	}
+	return out
 }
 
 // RunFunc runs a role until ctx ends or the work is done; it returns nil on a clean stop (STYLE.md C3).
@@ -136,7 +185,8 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Demo: f.demo, Logger: logger, Registry: reg}
+	health := NewHealth()
+	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Demo: f.demo, Logger: logger, Registry: reg, Health: health}
 
 	var g run.Group
 	workCtx, cancelWork := context.WithCancel(ctx)
@@ -155,7 +205,7 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 			cancelWork()
 			return fmt.Errorf("cli: metrics.addr: %w", err)
 		}
-		srv := &http.Server{Handler: Handler(reg), ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: HandlerWithHealth(reg, health), ReadHeaderTimeout: 10 * time.Second}
 		logger.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
 		g.Add(func() error {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -173,10 +223,24 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 }
 
 // Handler serves /metrics from reg and /healthz (200 "ok" while the process runs).
-func Handler(reg *prometheus.Registry) http.Handler {
+func Handler(reg *prometheus.Registry) http.Handler { return HandlerWithHealth(reg, NewHealth()) }
+
+// HandlerWithHealth serves /metrics from reg, /healthz (liveness: 200 "ok" while the process runs) and /readyz
+// (readiness from h: 200 "ready", or 503 with the reasons, one a line).
+func HandlerWithHealth(reg *prometheus.Registry, h *Health) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		failing := h.Check()
+		if len(failing) == 0 {
+			_, _ = io.WriteString(w, "ready\n")
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "not ready\n"+strings.Join(failing, "\n")+"\n")
+	})
 	return mux
 }
 

@@ -89,6 +89,27 @@ func TestMainRunsAndServesMetrics(t *testing.T) {
 			t.Errorf("GET %s: %d %q", path, resp.StatusCode, body)
 		}
 	}
+	// Readiness follows the checks the role added, with the reason in the body.
+	readyz := func() (int, string) {
+		resp, err := http.Get(addr + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := readyz(); code != 200 || body != "ready\n" {
+		t.Errorf("readyz with no checks: %d %q", code, body)
+	}
+	env.Health.Set("hbase", errors.New("waiting for HBase for 3s: connection refused"))
+	if code, body := readyz(); code != 503 || !strings.Contains(body, "hbase: waiting for HBase for 3s: connection refused") {
+		t.Errorf("readyz with HBase down: %d %q", code, body)
+	}
+	env.Health.Set("hbase", nil)
+	if code, _ := readyz(); code != 200 {
+		t.Errorf("readyz after recovery: %d", code)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("clean stop returned %v", err)
