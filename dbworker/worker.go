@@ -4,8 +4,8 @@
 //   - scoring: reads the scoring log and schedules every update_score with Schedule=true into the queue (one
 //     row per URL, so a replay overwrites instead of duplicating);
 //   - batches: when a spider-feed partition's lag (latest offset − the spiders' committed offset) is below
-//     Config.MaxLag, takes the partition's next batch from the queue (best scores first, per-host cap, minimum
-//     host count) and puts it on that partition, keyed by hostname; the rows are acknowledged (deleted) only
+//     Config.MaxLag (by default: below the size of the last batch it got), takes the partition's next batch
+//     from the queue (best scores first, per-host cap, minimum host count) and puts it on that partition, keyed by hostname; the rows are acknowledged (deleted) only
 //     after Kafka acknowledged the batch, and rows a cap skipped stay queued (Frontera lost them, #393);
 //   - links: reads the spider log and records page metadata (first seen, last fetched, status, error).
 //
@@ -52,15 +52,21 @@ type Config struct {
 	Roles []string `mapstructure:"roles"`
 	// BatchSize is the most log messages handled per batch. Default 512.
 	BatchSize int `mapstructure:"batch_size"`
-	// FeedBatch is the most requests put on a feed partition at once (Frontera's MAX_NEXT_REQUESTS). Default 256.
+	// FeedBatch is the most requests put on a feed partition at once (Frontera's MAX_NEXT_REQUESTS). With
+	// PerHost it sizes a batch in hosts × depth: up to FeedBatch/PerHost hosts get PerHost requests each.
+	// Default 8,192 (2,048 hosts × 4).
 	FeedBatch int `mapstructure:"feed_batch"`
-	// MaxLag is the feed lag under which a partition gets a new batch. Default 256.
+	// MaxLag is the feed lag under which a partition gets a new batch. Default 0: the size of the last batch
+	// the partition got, so the spider always holds between one and two batches (PerHost to 2×PerHost
+	// requests for each of its busy hosts) whatever the number of hosts, and no host's queue runs dry while
+	// the next batch is on its way.
 	MaxLag int64 `mapstructure:"max_lag"`
-	// PerHost caps the requests of one host in a batch (Frontera's BC_MAX_REQUESTS_PER_HOST). Default 128.
+	// PerHost caps the requests of one host in a batch (Frontera's BC_MAX_REQUESTS_PER_HOST): the depth of
+	// each host's queue in the spider. Default 4.
 	PerHost int `mapstructure:"per_host"`
 	// MinHosts keeps a batch from being filled by a few hosts when more are queued (BC_MIN_HOSTS). Default 24.
 	MinHosts int `mapstructure:"min_hosts"`
-	// PollInterval is how often an idle batch generator re-checks the lags. Default 100ms.
+	// PollInterval is how often an idle batch generator re-checks the lags. Default 50ms.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// ShutdownTimeout bounds finishing the current batch after the context ends. Default 30s.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
@@ -75,8 +81,8 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
-	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 512, FeedBatch: 256, MaxLag: 256,
-		PerHost: 128, MinHosts: 24, PollInterval: 100 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
+	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 512, FeedBatch: 8192,
+		PerHost: 4, MinHosts: 24, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
 }
 
 // Validate reports every invalid value.
@@ -90,13 +96,13 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("roles: %q is not scoring, batches or links", r))
 		}
 	}
-	for k, v := range map[string]int64{"batch_size": int64(c.BatchSize), "feed_batch": int64(c.FeedBatch), "max_lag": c.MaxLag} {
+	for k, v := range map[string]int64{"batch_size": int64(c.BatchSize), "feed_batch": int64(c.FeedBatch)} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s = %d, want > 0", k, v))
 		}
 	}
-	if c.PerHost < 0 || c.MinHosts < 0 {
-		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, want >= 0", c.PerHost, c.MinHosts))
+	if c.PerHost < 0 || c.MinHosts < 0 || c.MaxLag < 0 {
+		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, max_lag = %d, want >= 0", c.PerHost, c.MinHosts, c.MaxLag))
 	}
 	if c.PollInterval <= 0 || c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("poll_interval = %v, shutdown_timeout = %v, want > 0", c.PollInterval, c.ShutdownTimeout))
@@ -127,7 +133,8 @@ type Worker struct {
 	m      *metrics
 	wake   chan struct{} // scoring → batches: something was queued
 	nFeed  int
-	onIdle func() // test hook: called when the batch generator found nothing to do
+	last   map[int]int64 // batch generator only: the size of each partition's last batch (MaxLag 0)
+	onIdle func()        // test hook: called when the batch generator found nothing to do
 	stats  stats
 }
 
@@ -152,7 +159,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		deps.Now = time.Now
 	}
 	return &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
-		wake: make(chan struct{}, 1), nFeed: deps.Bus.Partitions(bus.SpiderFeed)}, nil
+		wake: make(chan struct{}, 1), nFeed: deps.Bus.Partitions(bus.SpiderFeed), last: map[int]int64{}}, nil
 }
 
 // Run runs the configured roles until ctx ends (nil) or one fails (its error).
@@ -318,7 +325,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		lag := lags[p]
 		w.m.lag.WithLabelValues(fmt.Sprint(p)).Set(float64(lag))
 		w.stats.lag.Store(sumLag(lags))
-		if lag >= w.cfg.MaxLag {
+		if !w.ready(p, lag) {
 			continue
 		}
 		items, err := w.deps.Queue.Next(ctx, p, w.deps.Now().Unix(), queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts})
@@ -349,6 +356,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		if err != nil {
 			return sent, fmt.Errorf("dbworker: batch of %d for partition %d: %w", len(items), p, err)
 		}
+		w.last[p] = int64(len(items))
 		w.m.batches.Inc()
 		w.m.sent.Add(float64(len(items)))
 		w.stats.batches.Add(1)
@@ -356,6 +364,15 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		sent += len(items)
 	}
 	return sent, nil
+}
+
+// ready reports whether partition p, at feed lag lag, gets a batch now: below Config.MaxLag or, with MaxLag
+// 0, once the spider has consumed more than the size of p's last batch (at once when its lag is 0).
+func (w *Worker) ready(p int, lag int64) bool {
+	if w.cfg.MaxLag > 0 {
+		return lag < w.cfg.MaxLag
+	}
+	return lag == 0 || lag < w.last[p]
 }
 
 // runLinks records page metadata from the spider log.

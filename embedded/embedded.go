@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -102,8 +103,11 @@ type Deps struct {
 	Handler spider.ResponseHandler
 	// DialContext replaces the spiders' dialer (the demo and tests dial the synthetic web); nil dials for real.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer
+	// Transport replaces the spiders' whole HTTP transport (DialContext is then unused): the throughput
+	// benchmarks answer from a simulated web in-process. nil builds one per spider.
+	Transport  http.RoundTripper
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 	// Progress, if set, receives the crawl's status about once a second (the same snapshot is written to
 	// DataDir/status.json for `frontierctl status --data-dir`).
 	Progress func(crawlstatus.Status)
@@ -190,7 +194,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
 		sd := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Handler: deps.Handler, Partition: p,
-			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext}
+			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext,
+			Transport: deps.Transport}
 		if p == 0 {
 			sd.Seeds = deps.Seeds
 		}

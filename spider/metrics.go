@@ -8,24 +8,27 @@ import (
 
 // metrics are the spider's Prometheus metrics, all named frontier_spider_*.
 type metrics struct {
-	pages          *prometheus.CounterVec // by status class: 2xx, 3xx, 4xx, 5xx, other
-	bytes          prometheus.Counter
-	errors         *prometheus.CounterVec // by error name
-	links          prometheus.Counter
-	truncated      prometheus.Counter
-	fetchSeconds   prometheus.Histogram
-	inFlight       prometheus.Gauge
-	pending        prometheus.Gauge
-	hosts          prometheus.Gauge
-	robots         *prometheus.CounterVec // by outcome: ok, missing, unavailable, error
-	seeds          prometheus.Counter
-	seedsInvalid   prometheus.Counter
-	handlerErrors  prometheus.Counter
-	decodeErrors   prometheus.Counter
-	reportErrors   prometheus.Counter
-	committed      prometheus.Gauge
-	messagesReport prometheus.Counter
-	nMessages      atomic.Int64 // messagesReport, readable without a registry
+	pages        *prometheus.CounterVec // by status class: 2xx, 3xx, 4xx, 5xx, other
+	bytes        prometheus.Counter
+	errors       *prometheus.CounterVec // by error name
+	links        prometheus.Counter
+	truncated    prometheus.Counter
+	fetchSeconds prometheus.Histogram
+	// discoveryToFetch is the time from a link's extraction (meta MetaKeyDiscovered) to the start of its fetch:
+	// the whole loop through the spider log, the strategy worker, the scoring log, the queue and the feed.
+	discoveryToFetch prometheus.Histogram
+	inFlight         prometheus.Gauge
+	pending          prometheus.Gauge
+	hosts            prometheus.Gauge
+	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error
+	seeds            prometheus.Counter
+	seedsInvalid     prometheus.Counter
+	handlerErrors    prometheus.Counter
+	decodeErrors     prometheus.Counter
+	reportErrors     prometheus.Counter
+	committed        prometheus.Gauge
+	messagesReport   prometheus.Counter
+	nMessages        atomic.Int64 // messagesReport, readable without a registry
 }
 
 func (m *metrics) messagesReportValue() int64 { return m.nMessages.Load() }
@@ -44,6 +47,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Responses truncated at max_body_bytes."}),
 		fetchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_fetch_seconds",
 			Help: "Time to fetch a URL, redirects and body included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
+		discoveryToFetch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_discovery_to_fetch_seconds",
+			Help:    "Time from a link's extraction by a spider to the start of its fetch (links carrying meta frontier_discovered).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_in_flight",
 			Help: "Fetches running now."}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_pending",
@@ -68,7 +74,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Messages sent to the spider log."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.fetchSeconds, m.inFlight, m.pending,
+		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
 			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.reportErrors, m.committed,
 			m.messagesReport)
 	}

@@ -29,6 +29,9 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 	}
 	s.m.inFlight.Inc()
 	start := time.Now()
+	if ms := discoveredAt(it.req); ms > 0 {
+		s.m.discoveryToFetch.Observe(max(0, float64(start.UnixMilli()-ms)/1000))
+	}
 	f, err := s.fetcher.fetch(ctx, it.req, it.u, s.redirectCheck, s.answered)
 	s.m.fetchSeconds.Observe(time.Since(start).Seconds())
 	s.m.inFlight.Dec()
@@ -223,4 +226,18 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 	s.robots.publish(origin(u), e)
 	// The host's delay (now known, Crawl-delay included) runs from robots.txt's answer.
 	s.answered(u, answeredAt)
+}
+
+// discoveredAt is the request's meta MetaKeyDiscovered in Unix milliseconds, or 0 (absent, or not a number).
+func discoveredAt(r *frontier.Request) int64 {
+	v, _ := r.Meta.Get(MetaKeyDiscovered)
+	switch v := v.(type) {
+	case int64:
+		return v
+	case uint64:
+		return int64(v)
+	case float64:
+		return int64(v)
+	}
+	return 0
 }

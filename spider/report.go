@@ -23,6 +23,11 @@ const (
 	MetaKeyRedirectFingerprints = "redirect_fingerprints"
 	// MetaKeyTruncated is true on a page whose body was longer than Config.MaxBodyBytes (Frontier's key).
 	MetaKeyTruncated = "frontier_truncated"
+	// MetaKeyDiscovered is when the spider extracted a link, in Unix milliseconds (int64; Frontier's key,
+	// which Frontera ignores). It rides with the request through the strategy worker, the queue and the feed,
+	// so the spider that fetches it observes the frontier's discovery-to-fetch time
+	// (frontier_spider_discovery_to_fetch_seconds).
+	MetaKeyDiscovered = "frontier_discovered"
 )
 
 // outcome is the spider-log messages that report one feed request.
@@ -97,6 +102,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 
 	if len(f.Links) > 0 {
 		byHost := map[string][]*frontier.Request{}
+		discovered := time.Now().UnixMilli()
 		domains := map[string]frontier.Value{} // host → its domain meta map, shared by the page's links to it
 		fps := map[string]string{}             // host → domain fingerprint
 		var order []string
@@ -122,9 +128,10 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 				dom, _ = tmp.Meta.Get(frontier.MetaKeyDomain)
 				domains[host], fps[host] = dom, d.Fingerprint
 			}
-			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 2)}
+			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 3)}
 			lr.SetMetaFingerprint(fp)
 			lr.Meta.Set(frontier.MetaKeyDomain, dom)
+			lr.Meta.Set(MetaKeyDiscovered, discovered)
 			key := fps[host]
 			if _, ok := byHost[key]; !ok {
 				order = append(order, key)

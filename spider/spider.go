@@ -226,7 +226,11 @@ func (s *Spider) feedLoop(ctx context.Context) error {
 		free := s.tracker.free()
 		if free > 0 {
 			n := min(free, s.cfg.FetchBatch)
-			fctx, cancel := context.WithTimeout(ctx, s.cfg.CommitInterval)
+			// Wait for the feed no longer than until the next commit is due: the DB worker sends the next batch
+			// only once the committed offset shows the spider has room, so a commit held back by an idle feed
+			// would stall the whole loop (it did, for a second per round, at CommitInterval 1s).
+			wait := max(time.Millisecond, s.cfg.CommitInterval-time.Since(lastCommit))
+			fctx, cancel := context.WithTimeout(ctx, wait)
 			msgs, err := s.deps.Feed.Fetch(fctx, n)
 			cancel()
 			for _, msg := range msgs {
@@ -248,7 +252,7 @@ func (s *Spider) feedLoop(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-s.tracker.signal:
-			case <-time.After(s.cfg.CommitInterval):
+			case <-time.After(max(time.Millisecond, s.cfg.CommitInterval-time.Since(lastCommit))):
 			}
 		}
 		if time.Since(lastCommit) >= s.cfg.CommitInterval {

@@ -39,7 +39,7 @@ var levels = map[string]int{
 	"internal/cli":    5, "cmd/*": 6, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call.
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
-	"internal/archtest": 6, "e2e": 6,
+	"internal/archtest": 6, "e2e": 6, "bench/*": 6,
 }
 
 // testOnly packages may be imported only from _test.go files.

@@ -1,0 +1,123 @@
+package crawl
+
+import (
+	"context"
+	"flag"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frontiercrawl/frontier/configs"
+	"github.com/frontiercrawl/frontier/embedded"
+	"github.com/frontiercrawl/frontier/spider"
+	_ "github.com/frontiercrawl/frontier/strategy/all"
+)
+
+var (
+	flagWeb     = flag.String("crawl.web", "20x30", "HOSTSxPAGES of the loopback web (the recorded run: 200x300)")
+	flagSim     = flag.String("crawl.sim", "200x50", "HOSTSxPAGES of the simulated web (the recorded run: 10000x100)")
+	flagLinks   = flag.Int("crawl.links", 10, "links per simulated page")
+	flagLatency = flag.Duration("crawl.latency", 0, "simulated latency of one fetch")
+	flagSpiders = flag.Int("crawl.spiders", 0, "spiders (and strategy workers) of the standalone crawl; 0: the configuration's default")
+	flagTimeout = flag.Duration("crawl.timeout", 10*time.Minute, "longest a crawl may take")
+)
+
+// standaloneConfig is the standalone mode as cmd/standalone builds it from the default configuration, with
+// delay 0 (the loopback web is ours), the data in dir, and the crawl stopping once done.
+func standaloneConfig(t *testing.T, dir string) (embedded.Config, embedded.Identity) {
+	t.Helper()
+	cfg := configs.DefaultConfig()
+	e := embedded.DefaultConfig()
+	e.DataDir = dir
+	e.Spiders, e.StrategyWorkers = cfg.Standalone.Spiders, cfg.Standalone.StrategyWorkers
+	if *flagSpiders > 0 {
+		e.Spiders, e.StrategyWorkers = *flagSpiders, *flagSpiders
+	}
+	e.StopWhenDone, e.QuietPeriod = true, time.Second
+	e.Codec = cfg.Codec
+	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
+	e.Spider.Delay = 0
+	e.StatsInterval = 10 * time.Second
+	e.Pebble = cfg.Standalone.Pebble
+	id, err := cfg.Identity.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, id
+}
+
+// lastPage records when the last response was handled, so the rate is not diluted by the quiet period
+// that ends the crawl.
+type lastPage struct {
+	n    atomic.Int64
+	last atomic.Int64 // unix nanos
+}
+
+func (l *lastPage) HandleResponse(context.Context, *spider.Fetched) error {
+	l.n.Add(1)
+	l.last.Store(time.Now().UnixNano())
+	return nil
+}
+
+// runStandalone crawls from seeds and returns the summary, the registry and the time to the last page.
+func runStandalone(t *testing.T, cfg embedded.Config, deps embedded.Deps) (embedded.Summary, *prometheus.Registry, time.Duration) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	lp := &lastPage{}
+	deps.Handler, deps.Registerer = lp, reg
+	ctx, cancel := context.WithTimeout(t.Context(), *flagTimeout)
+	defer cancel()
+	start := time.Now()
+	sum, err := embedded.Run(ctx, cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("the crawl did not finish in %v", *flagTimeout)
+	}
+	wall := time.Duration(lp.last.Load() - start.UnixNano())
+	if lp.n.Load() == 0 {
+		wall = sum.Elapsed
+	}
+	return sum, reg, wall
+}
+
+// TestStandaloneHTTP crawls the loopback web with the standalone mode's default configuration (delay 0, one
+// connection per host) and reports unique pages/s, CPU-seconds per 1,000 pages and the peak RSS of the
+// crawling process, beside coverage and duplicates from the servers' own log.
+func TestStandaloneHTTP(t *testing.T) {
+	hosts, pages, err := parseSize(*flagWeb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWeb(t, hosts, pages)
+	dir := t.TempDir()
+	cfg, id := standaloneConfig(t, filepath.Join(dir, "data"))
+	m := startMeter()
+	sum, reg, wall := runStandalone(t, cfg, embedded.Deps{Seeds: writeSeeds(t, w.Seeds), Identity: id})
+	cpu := m.done()
+	c := w.check(t)
+	unique := int64(c.Reachable - c.Missing)
+	n, q := histogram(t, reg, "frontier_spider_discovery_to_fetch_seconds", 0.5, 0.9, 0.99)
+	report(t, "standalone HTTP "+*flagWeb, unique, wall, cpu, m.peakRSS.Load(), m.load,
+		"reachable", c.Reachable, "missing", c.Missing, "fetched twice", c.Twice, "page_crawled", sum.Pages,
+		"request errors", sum.Errors, "spiders", cfg.Spiders, "discovery-to-fetch samples", int64(n),
+		"p50/p90/p99 s", fmtQ(q), "web server CPU", c.CPU)
+	if c.Missing != 0 || c.Twice != 0 {
+		t.Errorf("coverage: %d of %d reachable pages missing, %d fetched twice", c.Missing, c.Reachable, c.Twice)
+	}
+}
+
+func fmtQ(q []float64) string {
+	s := ""
+	for i, v := range q {
+		if i > 0 {
+			s += "/"
+		}
+		s += time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package crawl
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+)
+
+// The loopback web runs in a child process (this test binary, re-executed with serveEnv set), so that the
+// crawler's CPU and memory are measured apart from the servers'. The child prints one JSON line with the
+// seeds, then answers each "check" line on its stdin with the crawl check, and exits at EOF.
+const serveEnv = "FRONTIER_CRAWLBENCH_SERVE"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(serveEnv); spec != "" {
+		os.Exit(serve(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// webConfig is the plain loopback web of hosts × pages: no robots.txt, no feature pages, URLs by IP.
+func webConfig(hosts, pages int) web.Config {
+	c := web.DefaultConfig()
+	c.Plain, c.UseIPs = true, true
+	c.Hosts, c.PagesPerHost = hosts, pages
+	return c
+}
+
+type served struct {
+	Seeds []string `json:"seeds"`
+	Err   string   `json:"err,omitempty"`
+}
+
+type checked struct {
+	Reachable int    `json:"reachable"`
+	Missing   int    `json:"missing"`
+	Twice     int    `json:"twice"`
+	Requests  int    `json:"requests"`
+	CPU       string `json:"cpu"`
+	Err       string `json:"err,omitempty"`
+}
+
+func serve(spec string) int {
+	hosts, pages, err := parseSize(spec)
+	out := json.NewEncoder(os.Stdout)
+	if err != nil {
+		_ = out.Encode(served{Err: err.Error()})
+		return 1
+	}
+	site, err := web.New(webConfig(hosts, pages))
+	if err != nil {
+		_ = out.Encode(served{Err: err.Error()})
+		return 1
+	}
+	defer site.Stop()
+	if err := out.Encode(served{Seeds: site.Seeds()}); err != nil {
+		return 1
+	}
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() != "check" {
+			continue
+		}
+		c, err := site.CheckCrawl(site.Seeds()...)
+		res := checked{Reachable: c.Reachable, Missing: len(c.Missing), Twice: len(c.Twice),
+			Requests: len(site.Requests()), CPU: cpuTime().String()}
+		if err != nil {
+			res.Err = err.Error()
+		}
+		_ = out.Encode(res)
+	}
+	return 0
+}
+
+// parseSize reads "HOSTSxPAGES".
+func parseSize(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "x")
+	h, err1 := strconv.Atoi(a)
+	p, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || h <= 0 || p <= 0 {
+		return 0, 0, fmt.Errorf("size %q: want HOSTSxPAGES, e.g. 200x300", s)
+	}
+	return h, p, nil
+}
+
+// childWeb is the loopback web served by a child process.
+type childWeb struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *json.Decoder
+	Seeds []string
+}
+
+func startWeb(t *testing.T, hosts, pages int) *childWeb {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serveEnv+"="+strconv.Itoa(hosts)+"x"+strconv.Itoa(pages))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &childWeb{cmd: cmd, in: in, out: json.NewDecoder(outp)}
+	t.Cleanup(w.stop)
+	var s served
+	if err := w.out.Decode(&s); err != nil {
+		t.Fatalf("loopback web: %v", err)
+	}
+	if s.Err != "" {
+		t.Fatalf("loopback web: %s", s.Err)
+	}
+	w.Seeds = s.Seeds
+	return w
+}
+
+// check asks the web what its servers saw.
+func (w *childWeb) check(t *testing.T) checked {
+	t.Helper()
+	if _, err := io.WriteString(w.in, "check\n"); err != nil {
+		t.Fatal(err)
+	}
+	var c checked
+	if err := w.out.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Err != "" {
+		t.Fatal(c.Err)
+	}
+	return c
+}
+
+func (w *childWeb) stop() {
+	if w.in != nil {
+		_ = w.in.Close()
+		w.in = nil
+		done := make(chan struct{})
+		go func() { _ = w.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = w.cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		}
+	}
+}
+
+func writeSeeds(t *testing.T, seeds []string) string {
+	t.Helper()
+	p := t.TempDir() + "/seeds.txt"
+	if err := os.WriteFile(p, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
