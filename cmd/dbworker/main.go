@@ -1,7 +1,8 @@
 // Command dbworker runs the DB worker (DESIGN.md §1, §4, §7): it schedules the scoring log's update_score
 // messages into the HBase queue, puts each spider's next batch on its spider-feed partition when the
-// partition has room (its lag is below the last batch, or db_worker.max_lag), and records page metadata from the spider log. The roles can
-// run in one process or apart (db_worker.roles: scoring, batches, links).
+// partition has room (its lag is below its last batch, or below db_worker.max_lag when set), and records page
+// metadata from the spider log. The roles can run in one process or apart (db_worker.roles: scoring, batches,
+// links).
 //
 // Usage: dbworker --config configs/dbworker.yaml [--set db_worker.roles=batches]…
 package main
