@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deploy/test.sh: Frontier's whole test suite, the command the README gives and .ci/run calls.
 #
-#   0. builds the Python oracle venvs (oracle/setup.sh; skipped when already built)
+#   0. builds the Python oracle venvs (oracle/setup.sh; skipped when already built) and records the upstream
+#      test suites' calls for the identity package to replay (oracle/record.sh)
 #   1. go vet ./... (plain and with the integration tag)
 #   2. unit tests: go test -race ./...
 #   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
@@ -49,6 +50,7 @@ step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
 # a no-op when the venvs are already built from the same requirements.
 step "python oracle"
 "$ROOT/oracle/setup.sh"
+"$ROOT/oracle/record.sh"
 
 if ((!integration_only)); then
 	step "go vet"
