@@ -19,6 +19,12 @@ const (
 	// without a body encodes to exactly Frontera's bytes. The codecs add it only when Body is non-empty and move it
 	// back into Body when decoding; it never appears in Request.Meta of a decoded request.
 	MetaKeyBody = "frontier_body"
+	// MetaKeyNotBefore is Frontier's due time of a scheduled request (int, Unix seconds): the queue does not hand
+	// it to a spider earlier. Revisit policies set it; Frontera ignores it.
+	MetaKeyNotBefore = "frontier_not_before"
+	// MetaKeyDigest is the digest of a fetched page's body (str, hex) that the spider adds to the reported
+	// request, so a strategy sees whether the content changed without the body travelling.
+	MetaKeyDigest = "frontier_digest"
 )
 
 // ErrNoMeta is returned by the meta accessors when the key is absent.
@@ -155,6 +161,33 @@ func (r *Request) MetaScore() (float64, error) {
 
 // SetMetaScore stores score in meta[b'score'] as a float.
 func (r *Request) SetMetaScore(score float64) { r.Meta.Set(MetaKeyScore, score) }
+
+// MetaNotBefore returns meta frontier_not_before (Unix seconds).
+func (r *Request) MetaNotBefore() (int64, error) { return r.metaInt(MetaKeyNotBefore) }
+
+// SetMetaNotBefore stores the due time in meta frontier_not_before; 0 removes it.
+func (r *Request) SetMetaNotBefore(unix int64) {
+	if unix == 0 {
+		r.Meta.Delete(MetaKeyNotBefore)
+		return
+	}
+	r.Meta.Set(MetaKeyNotBefore, unix)
+}
+
+// MetaDigest returns meta frontier_digest, or "" when absent.
+func (r *Request) MetaDigest() string {
+	v, _ := r.Meta.Get(MetaKeyDigest)
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// SetMetaDigest stores the body digest in meta frontier_digest.
+func (r *Request) SetMetaDigest(hexDigest string) { r.Meta.Set(MetaKeyDigest, hexDigest) }
 
 func (r *Request) metaInt(key string) (int64, error) {
 	v, ok := r.Meta.Get(key)

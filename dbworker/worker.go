@@ -279,7 +279,9 @@ func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
 	if err != nil {
 		return queue.Item{}, err
 	}
-	return queue.Item{Partition: partition.Crc32Name([]byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score, Request: v}, nil
+	nb, _ := r.MetaNotBefore() // a revisit's due time; absent = due now
+	return queue.Item{Partition: partition.Crc32Name([]byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score,
+		NotBefore: max(nb, 0), Request: v}, nil
 }
 
 // runBatches feeds every ready spider-feed partition from the queue.

@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	g.Go(func() error { return dbw.Run(gctx) })
 
 	for p := range cfg.StrategyWorkers {
-		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(),
+		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(), Domains: db.Domains(),
 			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("component", "strategyworker", "partition", p),
 			Registerer: firstOnly(deps.Registerer, p)})
 		if err != nil {

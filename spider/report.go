@@ -2,6 +2,8 @@ package spider
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"slices"
@@ -59,6 +61,9 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	page := s.reportedRequest(req, f.Hops, f.URL)
 	if f.Truncated {
 		page.Meta.Set(MetaKeyTruncated, true)
+	}
+	if f.Status >= 200 && f.Status < 300 {
+		page.SetMetaDigest(bodyDigest(f.Body)) // revisit policies compare it with the last fetch's
 	}
 	resp := &frontier.Response{URL: req.URL, Status: f.Status, Headers: toHeaders(f.Header), Request: page}
 	if s.cfg.SendBody {
@@ -355,4 +360,10 @@ func (t *tracker) committed(msg bus.Message) {
 		t.pending = false
 	}
 	t.mu.Unlock()
+}
+
+// bodyDigest is the hex SHA-1 of a page's (decoded) body.
+func bodyDigest(body []byte) string {
+	h := sha1.Sum(body)
+	return hex.EncodeToString(h[:])
 }

@@ -6,10 +6,17 @@
 // its factories in init(), and strategy/all blank-imports the built-ins (only the mains and the embedded mode
 // import it). A factory decodes its own options strictly (DecodeOptions): an unknown option is an error.
 //
-// Built-ins today: bfs and dfs (strategy/depth, Frontera's BreadthFirst and DepthFirst) and basic
-// (strategy/basic, Frontera's BasicCrawlingStrategy). The worker that drives a strategy is strategyworker.
+// Every strategy also takes the common options (Common: page budgets per host and per registrable domain,
+// per-host priorities, the seed file's scores): Registry.New takes them out of the options and applies them
+// around the strategy, so a strategy written outside this module gets them too.
 //
-// The package does no I/O and imports only the frontier package (STYLE.md level L1).
+// Built-ins: bfs and dfs (strategy/depth, Frontera's BreadthFirst and DepthFirst), basic (strategy/basic,
+// Frontera's BasicCrawlingStrategy), discovery (strategy/discovery: many domains shallowly first, a page budget
+// per registrable domain) and revisit (strategy/revisit: fetch again after an interval that adapts to change).
+// The worker that drives a strategy is strategyworker. docs/strategies.md shows how to write one and build it
+// into the programs.
+//
+// The package does no I/O; it imports the frontier package and x/net/publicsuffix (STYLE.md level L1).
 package strategy
 
 import (
@@ -18,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 
@@ -33,8 +41,21 @@ type Context interface {
 	// SetState records a new state for r's URL.
 	SetState(r *frontier.Request, s frontier.State)
 	// Schedule asks for r to be fetched, best scores first. A score outside [0, 1] (or NaN) is rejected with
-	// ErrScore for r alone; the worker counts and logs it.
+	// ErrScore for r alone; the worker counts and logs it. A request whose meta carries a due time
+	// (frontier.Request.SetMetaNotBefore) is not fetched before it.
 	Schedule(r *frontier.Request, score float64) error
+	// RevisitAt returns when r's URL is due to be fetched again, in Unix seconds (0: never), as stored beside
+	// its state; SetRevisitAt records it. Both survive restarts (the state store keeps them).
+	RevisitAt(r *frontier.Request) int64
+	SetRevisitAt(r *frontier.Request, unix int64)
+	// Count returns counter name of key (a host name or a registrable domain, see Domain); Add adds delta to
+	// it and returns the new value. Counters live in the domain metadata store, so they survive restarts. They
+	// are exact for the hosts of this worker's partition; a registrable domain whose hosts several workers own
+	// is summed by the store, and each worker sees the others' additions at its next write.
+	Count(name, key string) int64
+	Add(name, key string, delta int64) int64
+	// Now is the worker's clock (injected in tests).
+	Now() time.Time
 }
 
 // Strategy handles the events of the spider log. A strategy instance serves one worker (one spider-log
@@ -101,7 +122,9 @@ func (r *Registry) Names() []string {
 	return names
 }
 
-// New builds the strategy registered as name. An unknown name is an error that lists the known ones.
+// New builds the strategy registered as name. An unknown name is an error that lists the known ones. The
+// options every strategy takes (Common: budgets, priorities, seed scores) are taken out of opts and applied
+// around the strategy; the factory decodes the rest.
 func (r *Registry) New(name string, opts map[string]any) (Strategy, error) {
 	r.mu.RLock()
 	f, ok := r.factories[name]
@@ -109,11 +132,15 @@ func (r *Registry) New(name string, opts map[string]any) (Strategy, error) {
 	if !ok {
 		return nil, fmt.Errorf("strategy: unknown strategy %q; known: %s", name, strings.Join(r.Names(), ", "))
 	}
-	s, err := f(opts)
+	common, own, err := splitCommon(opts)
 	if err != nil {
 		return nil, fmt.Errorf("strategy %s: %w", name, err)
 	}
-	return s, nil
+	s, err := f(own)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", name, err)
+	}
+	return Wrap(s, common), nil
 }
 
 // Default is the registry the built-in strategies register with.

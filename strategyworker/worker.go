@@ -11,6 +11,10 @@
 // A message the codec cannot decode is counted, logged with its offset and skipped (bus.Decode). A score the
 // strategy gives outside [0, 1] is rejected for that one URL and counted; the batch goes on.
 //
+// Besides states, a strategy may keep a revisit time per URL (stored with its state) and counters per host
+// or registrable domain (budgets, discovery): the worker caches those in front of the domain metadata store
+// (Deps.Domains) and writes the batch's additions after flushing the states, before the commit.
+//
 // strategyworker sits at level L3: it imports the model, the codec, the bus, the state and strategy packages,
 // and no concrete store or bus; the caller (cmd/strategyworker, embedded) injects them.
 package strategyworker
@@ -28,6 +32,7 @@ import (
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/strategy"
@@ -86,6 +91,11 @@ type Deps struct {
 	Bus    bus.Bus
 	Codec  codec.Codec
 	States state.Store // the exact store; the worker puts its own cache in front
+	// Domains keeps the strategies' per-host and per-domain counters (Context.Count); nil keeps them in
+	// memory only, so budgets start over at a restart.
+	Domains metadata.Domains
+	// Now is the strategies' clock; nil means time.Now.
+	Now func() time.Time
 	// Strategy decides; nil builds Config.Strategy from strategy.Default.
 	Strategy strategy.Strategy
 	// Fingerprint identifies a request whose meta has no fingerprint (the spider normally sets one).
@@ -105,6 +115,8 @@ type Worker struct {
 	strat strategy.Strategy
 
 	nEvents, nScheduled, nBatches atomic.Int64 // running totals for the stats line
+	// counters caches the strategy's counters; only the worker goroutine touches it.
+	counters *counters
 }
 
 // New checks the configuration and builds a worker.
@@ -117,6 +129,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Domains == nil {
+		deps.Domains = metadata.NewMemoryDomains()
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
 	}
 	strat := deps.Strategy
 	if strat == nil {
@@ -131,7 +149,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	registerCache(deps.Registerer, cache)
 	return &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
-		cache: cache, strat: strat}, nil
+		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters)}, nil
 }
 
 // Run consumes the partition until ctx ends or the strategy declares the crawl finished; it returns nil then.
@@ -175,15 +193,25 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // handle runs one batch: states in, strategy, scores out, states back.
-func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.Producer) error {
-	c := &batchContext{w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, states: map[string]frontier.State{}}
+func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.Producer) (err error) {
+	defer func() {
+		if err != nil {
+			w.counters.reset() // the batch is handled again: forget what it added
+		}
+	}()
+	c := &batchContext{ctx: ctx, w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, states: map[string]state.Entry{}}
+	var hosts []string
 	for _, e := range events {
 		for _, r := range requestsOf(e) {
 			c.add(r)
+			hosts = append(hosts, r.Hostname())
 		}
 	}
 	if err := c.load(ctx); err != nil {
 		return err
+	}
+	if err := w.counters.prefetch(ctx, hosts); err != nil {
+		return fmt.Errorf("strategyworker: read counters: %w", err)
 	}
 	for _, e := range events {
 		w.m.events.WithLabelValues(e.Name()).Inc()
@@ -207,6 +235,9 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			w.strat.RequestError(c, e.Request, e.Error)
 		}
 	}
+	if c.err != nil {
+		return c.err // nothing sent, nothing committed: the batch is handled again
+	}
 	if len(c.out) > 0 {
 		if err := out.Send(ctx, c.out...); err != nil {
 			return fmt.Errorf("strategyworker: send %d scores: %w", len(c.out), err)
@@ -216,6 +247,9 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	}
 	if err := c.store(ctx); err != nil {
 		return err
+	}
+	if err := w.counters.flush(ctx); err != nil {
+		return fmt.Errorf("strategyworker: write counters: %w", err)
 	}
 	return nil
 }
@@ -277,9 +311,11 @@ func redirectHops(r *frontier.Request) []*frontier.Request {
 
 // batchContext is the strategy.Context of one batch.
 type batchContext struct {
+	ctx    context.Context
+	err    error // the first counter read that failed: the batch fails
 	w      *Worker
 	fps    map[*frontier.Request]frontier.Fingerprint
-	states map[string]frontier.State // by string(fingerprint)
+	states map[string]state.Entry // by string(fingerprint)
 	dirty  map[string]frontier.Fingerprint
 	order  []frontier.Fingerprint // fingerprints to load, each once
 	out    []bus.Message
@@ -309,7 +345,7 @@ func (c *batchContext) add(r *frontier.Request) {
 		return
 	}
 	if _, ok := c.states[string(fp)]; !ok {
-		c.states[string(fp)] = frontier.NotCrawled
+		c.states[string(fp)] = state.Entry{}
 		c.order = append(c.order, fp)
 	}
 }
@@ -324,7 +360,7 @@ func (c *batchContext) load(ctx context.Context) error {
 		return fmt.Errorf("strategyworker: read %d states: %w", len(c.order), err)
 	}
 	for i, fp := range c.order {
-		c.states[string(fp)] = entries[i].State
+		c.states[string(fp)] = entries[i]
 	}
 	return nil
 }
@@ -335,7 +371,7 @@ func (c *batchContext) store(ctx context.Context) error {
 		entries := make([]state.Entry, 0, len(c.dirty))
 		for k, fp := range c.dirty {
 			fps = append(fps, fp)
-			entries = append(entries, state.Entry{State: c.states[k]})
+			entries = append(entries, c.states[k])
 		}
 		if err := c.w.cache.Put(ctx, fps, entries); err != nil {
 			return fmt.Errorf("strategyworker: write %d states: %w", len(fps), err)
@@ -357,16 +393,74 @@ func (c *batchContext) State(r *frontier.Request) frontier.State {
 	if fp == nil {
 		return frontier.Error // unidentifiable: never schedule it
 	}
-	return c.states[string(fp)]
+	return c.entry(fp).State
 }
 
 // SetState implements strategy.Context.
 func (c *batchContext) SetState(r *frontier.Request, s frontier.State) {
+	c.update(r, func(e *state.Entry) { e.State = s })
+}
+
+// entry returns the entry of fp, reading it (through the cache) when the batch did not load it: a request the
+// strategy made itself, such as a domain's home page.
+func (c *batchContext) entry(fp frontier.Fingerprint) state.Entry {
+	if e, ok := c.states[string(fp)]; ok {
+		return e
+	}
+	out, found := make([]state.Entry, 1), make([]bool, 1)
+	if err := c.w.cache.Get(c.ctx, []frontier.Fingerprint{fp}, out, found); err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("strategyworker: read the state of %x: %w", []byte(fp), err)
+		}
+		return state.Entry{State: frontier.Error} // never schedule what could not be read; the batch fails anyway
+	}
+	c.states[string(fp)] = out[0]
+	return out[0]
+}
+
+// RevisitAt implements strategy.Context.
+func (c *batchContext) RevisitAt(r *frontier.Request) int64 {
+	fp := c.fingerprint(r)
+	if fp == nil {
+		return 0
+	}
+	return c.entry(fp).RevisitAt
+}
+
+// SetRevisitAt implements strategy.Context.
+func (c *batchContext) SetRevisitAt(r *frontier.Request, unix int64) {
+	c.update(r, func(e *state.Entry) { e.RevisitAt = unix })
+}
+
+// Count implements strategy.Context.
+func (c *batchContext) Count(name, key string) int64 {
+	v, err := c.w.counters.get(c.ctx, name, key)
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("strategyworker: read counter %s of %s: %w", name, key, err)
+	}
+	return v
+}
+
+// Add implements strategy.Context.
+func (c *batchContext) Add(name, key string, delta int64) int64 {
+	v := c.Count(name, key) + delta
+	c.w.counters.set(name, key, v, delta)
+	return v
+}
+
+// Now implements strategy.Context.
+func (c *batchContext) Now() time.Time { return c.w.deps.Now() }
+
+// update changes r's entry and marks it dirty (a request the batch did not name starts from the zero entry,
+// as State reports it).
+func (c *batchContext) update(r *frontier.Request, f func(*state.Entry)) {
 	fp := c.fingerprint(r)
 	if fp == nil {
 		return
 	}
-	c.states[string(fp)] = s
+	e := c.entry(fp)
+	f(&e)
+	c.states[string(fp)] = e
 	if c.dirty == nil {
 		c.dirty = map[string]frontier.Fingerprint{}
 	}

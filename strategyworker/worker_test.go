@@ -14,8 +14,11 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/state"
 	_ "github.com/frontiercrawl/frontier/strategy/depth"
+	_ "github.com/frontiercrawl/frontier/strategy/discovery"
+	_ "github.com/frontiercrawl/frontier/strategy/revisit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -35,6 +38,10 @@ type rig struct {
 	bus    *membus.Bus
 	codec  codec.Codec
 	states *state.Memory
+	// optional: the worker's configuration, counter store and clock (defaults otherwise)
+	cfg     *Config
+	domains metadata.Domains
+	now     func() time.Time
 }
 
 func newRig(t *testing.T) *rig {
@@ -77,7 +84,11 @@ func (r *rig) publishRaw(t *testing.T, v []byte) {
 // runUntilIdle runs a worker until the spider log is fully committed, then stops it.
 func (r *rig) runUntilIdle(t *testing.T) {
 	t.Helper()
-	w, err := New(DefaultConfig(), Deps{Bus: r.bus, Codec: r.codec, States: r.states,
+	cfg := DefaultConfig()
+	if r.cfg != nil {
+		cfg = *r.cfg
+	}
+	w, err := New(cfg, Deps{Bus: r.bus, Codec: r.codec, States: r.states, Domains: r.domains, Now: r.now,
 		Fingerprint: func(u string) (frontier.Fingerprint, error) { return sha(u), nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -244,4 +255,48 @@ func BenchmarkLinksExtracted(b *testing.B) {
 		links += 512 * 10
 	}
 	b.ReportMetric(float64(links)/b.Elapsed().Seconds(), "links/s")
+}
+
+// TestCountersAndRevisitSurviveRestarts: the discovery budget's counters live in the domain store and a
+// revisit's due time beside the state, so a second worker (a restart) goes on where the first stopped.
+func TestCountersAndRevisitSurviveRestarts(t *testing.T) {
+	r := newRig(t)
+	r.domains = metadata.NewMemoryDomains()
+	cfg := DefaultConfig()
+	cfg.Strategy, cfg.Options = "discovery", map[string]any{"max_pages": 3}
+	r.cfg = &cfg
+	r.publish(t, &frontier.AddSeeds{Seeds: []*frontier.Request{req("http://a.test/", -1)}},
+		&frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{req("http://a.test/1", -1)}})
+	r.runUntilIdle(t)
+	r.publish(t, &frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{
+		req("http://www.a.test/2", -1), req("http://a.test/3", -1), req("http://other.test/x", -1)}})
+	r.runUntilIdle(t)
+	var urls []string
+	for _, u := range r.scores(t) {
+		urls = append(urls, u.Request.URL)
+	}
+	if fmt.Sprint(urls) != "[http://a.test/ http://a.test/1 http://www.a.test/2 http://other.test/ http://other.test/x]" {
+		t.Errorf("scheduled %v: want a.test's budget of 3 kept across the restart", urls)
+	}
+	if n, _ := r.domains.Get(t.Context(), "discovery_pages", []string{"a.test", "other.test"}); fmt.Sprint(n) != "[3 2]" {
+		t.Errorf("stored counters %v, want [3 2]", n)
+	}
+
+	now := time.Unix(2_000_000_000, 0)
+	cfg.Strategy, cfg.Options = "revisit", map[string]any{"min_interval": "1h", "initial_interval": "2h", "max_interval": "8h"}
+	r.now = func() time.Time { return now }
+	r.publish(t, &frontier.PageCrawled{Response: &frontier.Response{URL: "http://a.test/1", Status: 200, Request: req("http://a.test/1", 1)}})
+	r.runUntilIdle(t)
+	out := make([]state.Entry, 1)
+	if err := r.states.Get(t.Context(), []frontier.Fingerprint{sha("http://a.test/1")}, out, make([]bool, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if want := (state.Entry{State: frontier.Crawled, RevisitAt: now.Add(2 * time.Hour).Unix()}); out[0] != want {
+		t.Errorf("stored entry %+v, want %+v", out[0], want)
+	}
+	got := r.scores(t)
+	last := got[len(got)-1]
+	if nb, _ := last.Request.MetaNotBefore(); last.Request.URL != "http://a.test/1" || nb != now.Add(2*time.Hour).Unix() {
+		t.Errorf("revisit %s due %d, want http://a.test/1 due %d", last.Request.URL, nb, now.Add(2*time.Hour).Unix())
+	}
 }

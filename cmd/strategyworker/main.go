@@ -55,7 +55,7 @@ func run(ctx context.Context, env cli.Env) error {
 	env.Health.Add("hbase", hb.Unreachable)
 	scfg := cfg.StrategyWorker
 	scfg.StatsInterval = cfg.StatsInterval
-	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(),
+	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(), Domains: hb.Domains(),
 		Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger, Registerer: env.Registry})
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@
 package all
 
 import (
-	_ "github.com/frontiercrawl/frontier/strategy/basic" // basic
-	_ "github.com/frontiercrawl/frontier/strategy/depth" // bfs, dfs
+	_ "github.com/frontiercrawl/frontier/strategy/basic"     // basic
+	_ "github.com/frontiercrawl/frontier/strategy/depth"     // bfs, dfs
+	_ "github.com/frontiercrawl/frontier/strategy/discovery" // discovery
+	_ "github.com/frontiercrawl/frontier/strategy/revisit"   // revisit
 )

@@ -1,0 +1,133 @@
+package strategyworker
+
+import (
+	"context"
+
+	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/strategy"
+)
+
+// maxCachedCounters bounds the counter cache: past it, the cache is dropped after a flush and reloads from the
+// store (≈ 100 bytes an entry, so about 100 MB at the bound).
+const maxCachedCounters = 1 << 20
+
+// counters caches a strategy's per-host and per-domain counters in front of the domain metadata store. Reads
+// miss to the store once per (name, key); additions are kept as deltas and written with one Add per counter
+// name at the end of each batch, after the scores were sent and the states flushed. The value cached is the
+// store's answer to that Add, so additions by other workers (a registrable domain whose hosts several workers
+// own) show up at the next write. A batch replayed after a crash adds its deltas twice: counters err on the
+// high side, which for budgets is the safe side.
+type counters struct {
+	store  metadata.Domains
+	max    int
+	values map[string]map[string]int64 // name → key → value
+	delta  map[string]map[string]int64 // name → key → unwritten delta
+	n      int
+}
+
+func newCounters(store metadata.Domains, max int) *counters {
+	return &counters{store: store, max: max, values: map[string]map[string]int64{}, delta: map[string]map[string]int64{}}
+}
+
+// prefetch loads, for every counter name used so far, the hosts' values and their registrable domains' in one
+// store read per name.
+func (c *counters) prefetch(ctx context.Context, hosts []string) error {
+	if len(c.values) == 0 || len(hosts) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, h := range hosts {
+		for _, k := range []string{h, strategy.Domain(h)} {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	for name, vals := range c.values {
+		var miss []string
+		for _, k := range keys {
+			if _, ok := vals[k]; !ok {
+				miss = append(miss, k)
+			}
+		}
+		if len(miss) == 0 {
+			continue
+		}
+		got, err := c.store.Get(ctx, name, miss)
+		if err != nil {
+			return err
+		}
+		for i, k := range miss {
+			vals[k] = got[i]
+			c.n++
+		}
+	}
+	return nil
+}
+
+// get returns a counter, reading the store on a miss.
+func (c *counters) get(ctx context.Context, name, key string) (int64, error) {
+	vals := c.values[name]
+	if vals == nil {
+		vals = map[string]int64{}
+		c.values[name] = vals
+	}
+	if v, ok := vals[key]; ok {
+		return v, nil
+	}
+	got, err := c.store.Get(ctx, name, []string{key})
+	if err != nil {
+		return 0, err
+	}
+	vals[key] = got[0]
+	c.n++
+	return got[0], nil
+}
+
+// set records a new value and the delta that led to it.
+func (c *counters) set(name, key string, v, delta int64) {
+	c.values[name][key] = v
+	d := c.delta[name]
+	if d == nil {
+		d = map[string]int64{}
+		c.delta[name] = d
+	}
+	d[key] += delta
+}
+
+// flush writes the deltas and caches the store's values.
+func (c *counters) flush(ctx context.Context) error {
+	for name, d := range c.delta {
+		if len(d) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(d))
+		deltas := make([]int64, 0, len(d))
+		for k, v := range d {
+			keys = append(keys, k)
+			deltas = append(deltas, v)
+		}
+		got, err := c.store.Add(ctx, name, keys, deltas)
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			c.values[name][k] = got[i]
+		}
+		delete(c.delta, name)
+	}
+	if c.n > c.max {
+		for name := range c.values {
+			c.values[name] = map[string]int64{} // keep the names: prefetch loads them
+		}
+		c.n = 0
+	}
+	return nil
+}
+
+// reset forgets every cached value and unwritten delta.
+func (c *counters) reset() {
+	c.values, c.delta, c.n = map[string]map[string]int64{}, map[string]map[string]int64{}, 0
+}
