@@ -1,13 +1,13 @@
 // Package bus carries Frontier's three streams (DESIGN.md §1): the spider log, the scoring log and the spider
 // feed. Messages are keyed bytes; the codec package gives them meaning. The kafka-go implementation lives in
-// bus/kafkabus, the in-process one (standalone mode, unit tests) in bus/membus, and one conformance suite
-// (bus/bustest) holds both to the same contract.
+// bus/kafkabus, the durable in-process one (standalone mode) in bus/pebblebus, a memory-only one (unit tests)
+// in bus/membus, and one conformance suite (bus/bustest) holds them to the same contract.
 //
 // Delivery is at least once: a consumer re-delivers everything after its last commit, and the caller commits
 // only after the effects of a batch are durable (DESIGN.md §1, invariant 2).
 //
-// A role opens its streams through a [Bus] (kafkabus.Bus in a cluster, membus.Bus in standalone mode and unit
-// tests), so the same worker code runs on both. Consumers own explicit partitions: a strategy worker reads its one
+// A role opens its streams through a [Bus] (kafkabus.Bus in a cluster, pebblebus.Bus in standalone mode,
+// membus.Bus in unit tests), so the same worker code runs on both. Consumers own explicit partitions: a strategy worker reads its one
 // spider-log partition, a spider its one feed partition, the DB worker every partition. A consumer group that has
 // never committed starts at the earliest offset still held, so a new group reads the whole backlog (Frontera
 // started at the latest offset and silently skipped it).

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,4 +158,41 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuiltinMatchesFiles: the compiled-in defaults are the files of this directory, so loading a role with no
+// file gives what loading its shipped files gives, and the files may be given with --config on top.
+func TestBuiltinMatchesFiles(t *testing.T) {
+	for _, role := range Roles {
+		t.Run(role, func(t *testing.T) {
+			for _, name := range []string{"common.yaml", role + ".yaml"} {
+				disk, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := Builtin(name)
+				if err != nil || string(b) != string(disk) {
+					t.Fatalf("built-in %s differs from the file (err %v)", name, err)
+				}
+			}
+			fromBuiltin, err := Load(Options{Role: role})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromFiles, err := Load(Options{Files: FilesFor(role + ".yaml")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			both, err := Load(Options{Role: role, Files: FilesFor(role + ".yaml")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprintf("%+v", fromBuiltin) != fmt.Sprintf("%+v", fromFiles) || fmt.Sprintf("%+v", both) != fmt.Sprintf("%+v", fromFiles) {
+				t.Errorf("role %s: built-in config %+v, files %+v", role, fromBuiltin, fromFiles)
+			}
+		})
+	}
+	if _, err := Load(Options{Role: "nosuchrole"}); err == nil || !strings.Contains(err.Error(), "nosuchrole.yaml") {
+		t.Errorf("Load of an unknown role = %v, want an error naming nosuchrole.yaml", err)
+	}
 }

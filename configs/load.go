@@ -2,6 +2,7 @@ package configs
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +22,27 @@ const EnvPrefix = "FRONTIER_"
 // testEnvPrefix starts the variables the test suites read (FRONTIER_TEST_KAFKA, …); Load ignores them.
 const testEnvPrefix = "FRONTIER_TEST_"
 
+// builtin holds this directory's YAML files, compiled into every binary: a program started anywhere (after
+// go install, from an empty directory) has the same defaults as one started in the repository, and the files
+// in configs/ document them.
+//
+//go:embed common.yaml spider.yaml strategyworker.yaml dbworker.yaml standalone.yaml
+var builtin embed.FS
+
+// Builtin returns the compiled-in copy of the file name (e.g. "standalone.yaml").
+func Builtin(name string) ([]byte, error) {
+	b, err := builtin.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("configs: no built-in file %s", name)
+	}
+	return b, nil
+}
+
 // Options says where Load reads from.
 type Options struct {
+	// Role, when set, loads the compiled-in common.yaml and <role>.yaml (of this directory, see Builtin) over
+	// DefaultConfig, before Files; "common" loads common.yaml only.
+	Role string
 	// Files are YAML files merged in order, later files overriding earlier ones; typically
 	// configs/common.yaml then configs/<role>.yaml. A missing file is an error.
 	Files []string
@@ -53,16 +73,37 @@ func Load(opts Options) (*Config, error) {
 	v.SetConfigType("yaml")
 	setDefaults(v, "", reflect.ValueOf(DefaultConfig()))
 
+	type file struct {
+		name string
+		data []byte
+	}
+	var files []file
+	if opts.Role != "" {
+		names := []string{"common.yaml"}
+		if opts.Role != "common" {
+			names = append(names, opts.Role+".yaml")
+		}
+		for _, n := range names {
+			data, err := Builtin(n)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file{"built-in " + n, data})
+		}
+	}
 	for _, f := range opts.Files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("configs: %w", err)
 		}
-		if err := checkFile(f, data, keys); err != nil {
+		files = append(files, file{f, data})
+	}
+	for _, f := range files {
+		if err := checkFile(f.name, f.data, keys); err != nil {
 			return nil, err
 		}
-		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
-			return nil, fmt.Errorf("configs: %s: %w", filepath.Base(f), err)
+		if err := v.MergeConfig(bytes.NewReader(f.data)); err != nil {
+			return nil, fmt.Errorf("configs: %s: %w", filepath.Base(f.name), err)
 		}
 	}
 

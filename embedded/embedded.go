@@ -1,16 +1,26 @@
 // Package embedded is Frontier's single-process mode (DESIGN.md §7): the spiders, the strategy workers and the
-// DB worker run as goroutines over the in-process bus (bus/membus) and one Pebble database (pebblestore), with
-// the same worker code the cluster runs over Kafka and HBase. It is the quick start, and the right choice for a
-// crawl that fits one machine.
+// DB worker run as goroutines over a durable in-process bus (bus/pebblebus) and one Pebble database
+// (pebblestore), with the same worker code the cluster runs over Kafka and HBase. It is the quick start, and the
+// right choice for a crawl that fits one machine.
 //
 // Run crawls from a seed file until the context ends or, with Config.StopWhenDone, until the crawl is
 // finished: every stream consumed and committed by every group, the queue empty and no request in flight,
 // for Config.QuietPeriod.
 //
-// States, queue and page metadata live in Pebble under Config.DataDir, so they survive a restart. The
-// in-process streams do not: a request that was on the spider feed, or an event on the spider log, when the
-// process died is not replayed. Making the streams durable (a Pebble-backed bus) is what full kill -9
-// resumability needs; it is not done yet.
+// # Stop and resume
+//
+// States, queue, page metadata and the three streams all live in the Pebble database under Config.DataDir
+// (the streams as logs under their own key prefix, see bus/pebblebus), so the standalone crawl keeps the
+// cluster's promise: every consumer commits its position only after the effects of what it read are written,
+// and a restarted process resumes every stream after its group's last commit. Cancelling the context (SIGTERM)
+// stops fetching; a request in flight is abandoned unreported and stays on the spider feed after the spider's
+// committed offset, so the next run fetches it; what was fetched is reported, every worker finishes and
+// commits its current batch, and nothing extracted is dropped. After kill -9 the next run replays what was
+// not committed; it fetches again at most what was in flight (see spider's package doc).
+//
+// The data directory records the settings that decide what its bytes mean (identity rules, fingerprint
+// function, codec, partition counts; see Manifest); Run refuses a directory written with other ones, because
+// switching them mid-crawl breaks the URL-seen test or strands queued URLs.
 //
 // embedded sits at level L4: it picks the concrete implementations the workers get.
 package embedded
@@ -22,6 +32,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -32,7 +43,7 @@ import (
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/membus"
+	"github.com/frontiercrawl/frontier/bus/pebblebus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
@@ -50,10 +61,13 @@ type Config struct {
 	// workers (spider-log partitions).
 	Spiders, StrategyWorkers int
 	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).
-	Codec          string
-	Spider         spider.Config
-	StrategyWorker strategyworker.Config
-	DBWorker       dbworker.Config
+	Codec string
+	// Canonicalization and Fingerprint name the identity settings Deps.Identity implements; they are recorded
+	// in the data directory's Manifest and checked when a crawl resumes ("" is neither recorded nor checked).
+	Canonicalization, Fingerprint string
+	Spider                        spider.Config
+	StrategyWorker                strategyworker.Config
+	DBWorker                      dbworker.Config
 	// Pebble configures the store; its Dir is DataDir/pebble when empty.
 	Pebble pebblestore.Config
 	// StopWhenDone ends Run once the crawl is finished (see the package doc).
@@ -144,51 +158,67 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	if pcfg.Dir == "" {
 		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
 	}
+	if deps.Seeds != "" {
+		if _, err := spider.CheckSeeds(deps.Seeds); err != nil {
+			return Summary{}, err
+		}
+	} else if !exists(filepath.Join(cfg.DataDir, ManifestFile)) && !exists(pcfg.Dir) {
+		return Summary{}, fmt.Errorf("data directory %s holds no crawl to resume: give a seed file (--seeds FILE) to start one", absPath(cfg.DataDir))
+	}
+	resumed, err := checkManifest(cfg.DataDir, pcfg.Dir, cfg.manifest())
+	if err != nil {
+		return Summary{}, err
+	}
 	db, err := pebblestore.Open(pcfg, log.With("component", "pebble"))
 	if err != nil {
-		return Summary{}, fmt.Errorf("embedded: %w", err)
+		return Summary{}, err
 	}
 	defer db.Close()
+	if resumed {
+		if err := logResume(ctx, log, cfg, db); err != nil {
+			return Summary{}, err
+		}
+	} else {
+		log.Info("new crawl in " + absPath(cfg.DataDir))
+	}
 
-	bcfg := membus.DefaultConfig()
+	// The streams live in the store's own database, so one WAL orders every write (see bus/pebblebus).
+	bcfg := pebblebus.DefaultConfig()
 	bcfg.Partitions = map[bus.Stream]int{bus.SpiderLog: cfg.StrategyWorkers, bus.ScoringLog: 1, bus.SpiderFeed: cfg.Spiders}
 	bcfg.Groups[bus.SpiderLog] = append(bcfg.Groups[bus.SpiderLog], statsGroup)
-	b, err := membus.New(bcfg, log.With("component", "bus"))
+	bcfg.Sync = pcfg.Sync
+	b, err := pebblebus.Open(db.Pebble(), bcfg, log.With("component", "bus"))
 	if err != nil {
-		return Summary{}, fmt.Errorf("embedded: %w", err)
+		return Summary{}, err
 	}
 	defer b.Close()
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	g, gctx := errgroup.WithContext(runCtx)
-
+	// Build every worker first, and inject the seeds, so that nothing runs yet when one of them fails.
 	dbw, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
 		Logger: log.With("component", "dbworker"), Registerer: deps.Registerer})
 	if err != nil {
-		return Summary{}, fmt.Errorf("embedded: %w", err)
+		return Summary{}, err
 	}
-	g.Go(func() error { return dbw.Run(gctx) })
-
+	var sws []*strategyworker.Worker
 	for p := range cfg.StrategyWorkers {
 		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(), Domains: db.Domains(),
 			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("component", "strategyworker", "partition", p),
 			Registerer: firstOnly(deps.Registerer, p)})
 		if err != nil {
-			return Summary{}, fmt.Errorf("embedded: %w", err)
+			return Summary{}, err
 		}
-		g.Go(func() error { return sw.Run(gctx) })
+		sws = append(sws, sw)
 	}
-
+	var spiders []*spider.Spider
 	for p := range cfg.Spiders {
-		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
+		feed, err := b.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
 		if err != nil {
-			return Summary{}, fmt.Errorf("embedded: %w", err)
+			return Summary{}, err
 		}
 		defer feed.Close()
-		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
+		out, err := b.Producer(ctx, bus.SpiderLog, partition.Fingerprint)
 		if err != nil {
-			return Summary{}, fmt.Errorf("embedded: %w", err)
+			return Summary{}, err
 		}
 		defer out.Close()
 		scfg := cfg.Spider
@@ -196,10 +226,29 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		sd := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Handler: deps.Handler, Partition: p,
 			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext,
 			Transport: deps.Transport}
-		if p == 0 {
-			sd.Seeds = deps.Seeds
+		s, err := spider.New(scfg, sd)
+		if err != nil {
+			return Summary{}, err
 		}
-		g.Go(func() error { return spider.Run(gctx, scfg, sd) })
+		// Spider 0 injects the seeds before anything runs: once they are on the (durable) spider log, the
+		// crawl has work, so "nothing queued, nothing unconsumed" means finished from the first check on.
+		if p == 0 && deps.Seeds != "" {
+			if err := s.InjectSeeds(ctx, deps.Seeds); err != nil {
+				return Summary{}, err
+			}
+		}
+		spiders = append(spiders, s)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(runCtx)
+	g.Go(func() error { return dbw.Run(gctx) })
+	for _, sw := range sws {
+		g.Go(func() error { return sw.Run(gctx) })
+	}
+	for _, s := range spiders {
+		g.Go(func() error { return s.Run(gctx) })
 	}
 
 	var st stats
@@ -226,6 +275,38 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	return sum, err
 }
 
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// absPath is path made absolute for messages (path itself if that fails).
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
+
+// logResume says that the crawl resumes, with how much it has done and has left.
+func logResume(ctx context.Context, log *slog.Logger, cfg Config, db *pebblestore.DB) error {
+	var queued int64
+	for p := range cfg.Spiders {
+		n, err := db.Queue().Count(ctx, p)
+		if err != nil {
+			return err
+		}
+		queued += n
+	}
+	counts, err := db.RawStates().Count(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info(fmt.Sprintf("resuming %s: %d queued, %d crawled", absPath(cfg.DataDir), queued, counts[frontier.Crawled]),
+		"errors", counts[frontier.Error], "known", counts[frontier.Queued]+counts[frontier.Crawled]+counts[frontier.Error]+counts[frontier.NotCrawled])
+	return nil
+}
+
 // firstOnly keeps several instances of one role from registering the same metric names twice: instance 0
 // registers its metrics, the others' are not exported (their work shows in the spider log and the stats line).
 func firstOnly(reg prometheus.Registerer, instance int) prometheus.Registerer {
@@ -243,7 +324,7 @@ type progress struct {
 
 func (p progress) idle() bool { return p.lag == 0 && p.queued == 0 }
 
-func snapshot(ctx context.Context, b *membus.Bus, db *pebblestore.DB, spiders int) (progress, error) {
+func snapshot(ctx context.Context, b bus.LagReader, db *pebblestore.DB, spiders int) (progress, error) {
 	var p progress
 	for _, sg := range []struct {
 		s bus.Stream
@@ -274,12 +355,13 @@ func snapshot(ctx context.Context, b *membus.Bus, db *pebblestore.DB, spiders in
 }
 
 // watch logs the stats line and, with StopWhenDone, reports true once the crawl has been idle for the quiet
-// period after having been busy (or, if it never got busy, after ten quiet periods: nothing to crawl).
-func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, st *stats, log *slog.Logger, pr *progressReporter) bool {
+// period. The seeds are on the spider log before it starts, and work in progress always shows as a stream's
+// lag or a queue row (a request is deleted from the queue only once it is on the feed, and leaves the feed's
+// lag only once the spider reported it), so an idle snapshot means finished.
+func watch(ctx context.Context, cfg Config, b bus.LagReader, db *pebblestore.DB, st *stats, log *slog.Logger, pr *progressReporter) bool {
 	const poll = 100 * time.Millisecond
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	var busy bool
 	var quietSince time.Time
 	lastStats := time.Now()
 	started := time.Now()
@@ -303,7 +385,7 @@ func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, s
 				lastStats = now
 			}
 			if !p.idle() {
-				busy, quietSince = true, time.Time{}
+				quietSince = time.Time{}
 				continue
 			}
 			if quietSince.IsZero() {
@@ -312,7 +394,7 @@ func watch(ctx context.Context, cfg Config, b *membus.Bus, db *pebblestore.DB, s
 			if !cfg.StopWhenDone {
 				continue
 			}
-			if busy && now.Sub(quietSince) >= cfg.QuietPeriod || !busy && now.Sub(started) >= 10*cfg.QuietPeriod {
+			if now.Sub(quietSince) >= cfg.QuietPeriod {
 				return true
 			}
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/pebblestore"
 )
@@ -27,7 +26,7 @@ const statusEvery = time.Second
 type progressReporter struct {
 	dir     string
 	spiders int
-	b       *membus.Bus
+	b       bus.Bus
 	db      *pebblestore.DB
 	st      *stats
 	fn      func(crawlstatus.Status)

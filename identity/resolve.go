@@ -48,16 +48,37 @@ func ResolveReference(base, ref string) (string, error) {
 	if base != "" {
 		pb, err := parseWebURL(nil, base)
 		if err != nil {
-			return "", fmt.Errorf("identity: base URL %q: %w", base, err)
+			return "", &URLError{URL: base, Base: true, Err: err}
 		}
 		b = pb
 	}
 	u, err := parseWebURL(b, ref)
 	if err != nil {
-		return "", fmt.Errorf("identity: URL %q: %w", ref, err)
+		return "", &URLError{URL: ref, Err: err}
 	}
 	return u.String(), nil
 }
+
+// URLError is an URL that cannot be resolved, with the reason. Err may be ErrUnsupportedScheme (use
+// errors.Is). Callers that name the URL themselves print Reason.
+type URLError struct {
+	URL  string
+	Base bool // the base URL, not the reference, is invalid
+	Err  error
+}
+
+func (e *URLError) Error() string {
+	what := "URL"
+	if e.Base {
+		what = "base URL"
+	}
+	return fmt.Sprintf("identity: %s %q: %s", what, e.URL, e.Reason())
+}
+
+// Reason is what is wrong with the URL, without the package prefix or the URL.
+func (e *URLError) Reason() string { return strings.TrimPrefix(e.Err.Error(), "identity: ") }
+
+func (e *URLError) Unwrap() error { return e.Err }
 
 type webURL struct {
 	scheme, userinfo, host, port, path string

@@ -153,7 +153,9 @@ func (d *DB) Pages() *Pages { return d.pages }
 // Domains returns the per-domain counters.
 func (d *DB) Domains() *Domains { return d.domains }
 
-// Pebble returns the underlying database, for metrics (Metrics()) and tools. Do not write to it.
+// Pebble returns the underlying database, for metrics (Metrics()), tools, and the durable bus of standalone
+// mode (bus/pebblebus), which keeps its streams under the key prefix 'B'. The store's tables use lower-case
+// prefixes (see the package doc); write nothing else to it.
 func (d *DB) Pebble() *pebble.DB { return d.db }
 
 // Close saves the Bloom filter and closes the database. Calls after the first return the first result.

@@ -27,6 +27,7 @@
 //	m | fingerprint                                  → page record                           (metadata)
 //	d | counter name | 0 | domain                    → int64                                 (domain counters)
 //	z | "bloom-clean"                                → present only between a clean Close and the next Open
+//	B …                                              → not the store's: standalone mode's streams (bus/pebblebus)
 //
 // Queue value: score float64 bits, not_before int64, uvarint host length, host, then the request bytes.
 //

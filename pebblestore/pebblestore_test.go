@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/metadata/metadatatest"
 	"github.com/frontiercrawl/frontier/pebblestore"
@@ -100,4 +101,29 @@ func TestMetadataConformance(t *testing.T) {
 		func(t *testing.T, d metadata.Domains) metadata.Domains {
 			return h.reopen(t, d, domains).(metadata.Domains)
 		})
+}
+
+func TestStatesCount(t *testing.T) {
+	db, err := pebblestore.Open(testConfig(t, false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	var fps []frontier.Fingerprint
+	var es []state.Entry
+	for i, st := range []frontier.State{frontier.Crawled, frontier.Crawled, frontier.Queued, frontier.Error} {
+		fps = append(fps, frontier.Fingerprint{byte(i), 1, 2, 3})
+		es = append(es, state.Entry{State: st})
+	}
+	if err := db.RawStates().Put(ctx, fps, es); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RawStates().Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[frontier.Crawled] != 2 || got[frontier.Queued] != 1 || got[frontier.Error] != 1 || len(got) != 3 {
+		t.Fatalf("Count = %v, want 2 crawled, 1 queued, 1 error", got)
+	}
 }

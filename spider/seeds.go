@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
 
@@ -35,32 +37,107 @@ func ParseSeedLine(line string) (*url.URL, error) {
 	}
 	fields := strings.Fields(line)
 	if len(fields) > 1 && !strings.HasPrefix(fields[1], "#") {
-		return nil, fmt.Errorf("spider: seed %q: more than one word (a comment must start with #)", line)
+		return nil, &SeedError{Text: line, Err: errors.New("more than one word (a comment must start with #)")}
 	}
 	raw := fields[0]
 	if !strings.Contains(raw, "://") {
-		return nil, fmt.Errorf("spider: seed %q: not an absolute URL (want http:// or https://)", raw)
+		return nil, &SeedError{Text: raw, Err: errors.New("not an absolute URL (want http:// or https://)")}
 	}
 	u, err := links.Resolve(nil, raw)
 	if err != nil {
-		return nil, fmt.Errorf("spider: seed %q: %w", raw, err)
+		return nil, &SeedError{Text: raw, Err: err}
 	}
 	return u, nil
 }
 
-// SeedError is an invalid line of a seed file.
+// SeedError is an invalid line of a seed file: ParseSeedLine returns it with Line 0, ReadSeeds sets Line.
 type SeedError struct {
 	Line int
-	Text string
-	Err  error
+	Text string // the line, or its URL
+	Err  error  // what is wrong
 }
 
-func (e *SeedError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *SeedError) Error() string {
+	reason := e.Err.Error()
+	var ue *identity.URLError
+	if errors.As(e.Err, &ue) {
+		reason = ue.Reason()
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %q: %s", e.Line, e.Text, reason)
+	}
+	return fmt.Sprintf("spider: seed %q: %s", e.Text, reason)
+}
+
+func (e *SeedError) Unwrap() error { return e.Err }
+
+// maxSeedErrors is how many invalid lines an error about a seed file quotes.
+const maxSeedErrors = 5
+
+// NoSeedsError is a seed file with no valid URL: empty, only comments, or every line invalid.
+type NoSeedsError struct {
+	Path  string
+	Lines int          // lines read
+	Bad   []*SeedError // the first invalid lines (at most 5)
+	NBad  int          // invalid lines in all
+}
+
+func (e *NoSeedsError) Error() string {
+	switch {
+	case e.Lines == 0:
+		return fmt.Sprintf("seeds file %s is empty: want one http(s) URL a line", e.Path)
+	case e.NBad == 0:
+		return fmt.Sprintf("seeds file %s has no URL in its %d lines (only blank lines and # comments)", e.Path, e.Lines)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seeds file %s has no valid URL: ", e.Path)
+	for i, se := range e.Bad {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(se.Error())
+	}
+	if more := e.NBad - len(e.Bad); more > 0 {
+		fmt.Fprintf(&b, "; and %d more invalid lines", more)
+	}
+	return b.String()
+}
+
+// CheckSeeds reads the seed file at path and returns how many valid seed URLs it holds. A file that cannot be
+// read is an error naming it; a file without a valid URL is a *NoSeedsError quoting its first invalid lines.
+// Programs call it before they start, so that a bad seed file stops them at once.
+func CheckSeeds(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("seeds file: %w", err)
+	}
+	defer f.Close()
+	ns := &NoSeedsError{Path: path}
+	valid := 0
+	err = readSeeds(f, func(_ int, _ *url.URL) error { valid++; return nil }, func(se *SeedError) {
+		ns.NBad++
+		if len(ns.Bad) < maxSeedErrors {
+			ns.Bad = append(ns.Bad, se)
+		}
+	}, &ns.Lines)
+	if err != nil {
+		return 0, fmt.Errorf("seeds file %s: %w", path, err)
+	}
+	if valid == 0 {
+		return 0, ns
+	}
+	return valid, nil
+}
 
 // ReadSeeds reads a seed file: one URL a line, blank lines and '#' comments ignored. It calls fn for every
 // valid URL and bad for every invalid line (and goes on); it returns an error only when r fails or a line is
 // longer than MaxSeedLine.
 func ReadSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedError)) error {
+	var n int
+	return readSeeds(r, fn, bad, &n)
+}
+
+func readSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedError), lines *int) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxSeedLine)
 	n := 0
@@ -70,10 +147,16 @@ func ReadSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedE
 		if n == 1 {
 			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark
 		}
+		*lines = n
 		u, err := ParseSeedLine(text)
 		if err != nil {
 			if bad != nil {
-				bad(&SeedError{Line: n, Text: text, Err: err})
+				se, ok := err.(*SeedError)
+				if !ok {
+					se = &SeedError{Text: text, Err: err}
+				}
+				se.Line = n
+				bad(se)
 			}
 			continue
 		}
@@ -83,6 +166,7 @@ func ReadSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedE
 			}
 		}
 	}
+	*lines = n
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("spider: seeds: after line %d: %w", n, err)
 	}
@@ -121,6 +205,7 @@ func (s *Spider) InjectSeeds(ctx context.Context, path string) error {
 	byHost := map[string][]*frontier.Request{}
 	var order []string
 	total, invalid := 0, 0
+	ns := &NoSeedsError{Path: path}
 	flush := func(key string) error {
 		seeds := byHost[key]
 		if len(seeds) == 0 {
@@ -137,7 +222,7 @@ func (s *Spider) InjectSeeds(ctx context.Context, path string) error {
 		byHost[key] = seeds[:0]
 		return nil
 	}
-	err = ReadSeeds(f, func(_ int, u *url.URL) error {
+	err = readSeeds(f, func(_ int, u *url.URL) error {
 		r := &frontier.Request{URL: u.String(), Method: http.MethodGet}
 		fp, err := s.id.Fingerprint(r.URL)
 		if err != nil {
@@ -157,11 +242,18 @@ func (s *Spider) InjectSeeds(ctx context.Context, path string) error {
 		return nil
 	}, func(e *SeedError) {
 		invalid++
+		ns.NBad++
+		if len(ns.Bad) < maxSeedErrors {
+			ns.Bad = append(ns.Bad, e)
+		}
 		s.m.seedsInvalid.Inc()
-		s.log.Warn("invalid seed line skipped", "file", path, "line", e.Line, "err", e.Err)
-	})
+		s.log.Warn("invalid seed line skipped", "file", path, "err", e)
+	}, &ns.Lines)
 	if err != nil {
 		return err
+	}
+	if total == 0 {
+		return ns
 	}
 	for _, k := range order {
 		if err := flush(k); err != nil {

@@ -1,5 +1,5 @@
-// Package membus is the in-process implementation of the bus interfaces: the streams of standalone mode and of
-// unit tests. It behaves like the Kafka bus where the contract says so (bus/bustest holds both to it): messages
+// Package membus is the memory-only implementation of the bus interfaces, for unit tests (standalone mode uses
+// the durable bus/pebblebus). It behaves like the Kafka bus where the contract says so (bus/bustest holds both to it): messages
 // are partitioned by the producer's Partitioner, each partition is an ordered log with offsets, consumer groups
 // commit offsets per partition, a consumer opened again resumes after the group's last commit (so what was
 // fetched but not committed comes again), and Lag reports latest − committed.

@@ -139,7 +139,7 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func topics(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	fs := newFlags("topics", stderr)
-	config := fs.String("config", "configs/common.yaml", "config file with the streams.* keys (a role file also reads the common.yaml beside it)")
+	config := fs.String("config", "", "config file with the streams.* keys over the built-in defaults (a role file also reads the common.yaml beside it)")
 	brokers := fs.String("brokers", "", "comma-separated brokers; overrides kafka.brokers")
 	timeout := fs.Duration("timeout", 60*time.Second, "bound on the whole operation, including the wait for partition leaders")
 	var sets setFlags
@@ -147,7 +147,7 @@ func topics(ctx context.Context, args, environ []string, stdout, stderr io.Write
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(*config), Env: environ, Sets: sets})
+	cfg, err := configs.Load(loadOptions(*config, environ, sets))
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func probeHBaseCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	fs := newFlags("hbase-schema", stderr)
-	config := fs.String("config", "configs/common.yaml", "config file with the hbase.* keys (a role file also reads the common.yaml beside it)")
+	config := fs.String("config", "", "config file with the hbase.* keys over the built-in defaults (a role file also reads the common.yaml beside it)")
 	addr := fs.String("addr", "", "Thrift2 gateway host:port; overrides hbase.addr")
 	transport := fs.String("transport", "", "gateway transport, framed or buffered (default: the hbase package's, framed)")
 	protocol := fs.String("protocol", "", "gateway protocol, binary or compact (default: the hbase package's, binary)")
@@ -216,7 +216,7 @@ func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(*config), Env: environ, Sets: sets})
+	cfg, err := configs.Load(loadOptions(*config, environ, sets))
 	if err != nil {
 		return err
 	}
@@ -247,4 +247,13 @@ func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "hbase schema at %s: namespace %s, tables %s*\n", hc.Addr, ns, hc.TablePrefix)
 	return nil
+}
+
+// loadOptions loads the built-in common.yaml, then config and the common.yaml beside it when given.
+func loadOptions(config string, environ, sets []string) configs.Options {
+	opts := configs.Options{Role: "common", Env: environ, Sets: sets}
+	if config != "" {
+		opts.Files = configs.FilesFor(config)
+	}
+	return opts
 }

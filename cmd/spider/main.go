@@ -39,6 +39,12 @@ func main() {
 
 func run(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
+	if env.Seeds != "" {
+		// A seed file without a valid URL stops the start at once, before any connection is made.
+		if _, err := spider.CheckSeeds(env.Seeds); err != nil {
+			return err
+		}
+	}
 	env.Health.Set("startup", errors.New("connecting to the dependencies"))
 	id, err := cfg.Identity.New()
 	if err != nil {

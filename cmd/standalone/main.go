@@ -90,7 +90,10 @@ func embeddedConfig(cfg *configs.Config) embedded.Config {
 	e.Spiders, e.StrategyWorkers = cfg.Standalone.Spiders, cfg.Standalone.StrategyWorkers
 	e.StopWhenDone, e.QuietPeriod = cfg.Standalone.StopWhenDone, cfg.Standalone.QuietPeriod
 	e.Codec = cfg.Codec
+	e.Canonicalization, e.Fingerprint = cfg.Identity.Canonicalization, cfg.Identity.Fingerprint
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
+	// shutdown_timeout bounds the whole drain after SIGTERM: every role finishes within it.
+	e.Spider.ShutdownTimeout, e.StrategyWorker.ShutdownTimeout, e.DBWorker.ShutdownTimeout = cfg.ShutdownTimeout, cfg.ShutdownTimeout, cfg.ShutdownTimeout
 	e.StatsInterval = cfg.StatsInterval
 	e.Pebble = cfg.Standalone.Pebble
 	return e

@@ -21,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -122,8 +121,8 @@ func parseFlags(role string, args []string, stderr io.Writer) (flags, error) {
 	fs := flag.NewFlagSet(role, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := flags{partitionID: -1}
-	fs.StringVar(&f.config, "config", filepath.Join("configs", role+".yaml"),
-		"role configuration `file`; common.yaml beside it is loaded first")
+	fs.StringVar(&f.config, "config", "",
+		"role configuration `file` over the built-in defaults (configs/"+role+".yaml documents them); common.yaml beside it is loaded first")
 	if _, ok := partitioned[role]; ok {
 		fs.IntVar(&f.partitionID, "partition-id", -1, "the `partition` this process owns (required)")
 	}
@@ -166,7 +165,11 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 		}
 		return err
 	}
-	cfg, err := configs.Load(configs.Options{Files: configs.FilesFor(f.config), Env: environ, Sets: f.sets})
+	opts := configs.Options{Role: role, Env: environ, Sets: f.sets}
+	if f.config != "" {
+		opts.Files = configs.FilesFor(f.config)
+	}
+	cfg, err := configs.Load(opts)
 	if err != nil {
 		return err
 	}
@@ -218,7 +221,11 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	logger.Info("starting", "config", f.config)
+	config := f.config
+	if config == "" {
+		config = "built-in defaults"
+	}
+	logger.Info("starting", "config", config)
 	return g.Run()
 }
 

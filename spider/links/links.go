@@ -53,6 +53,14 @@ const (
 // ErrNotHTTP is wrapped by Resolve for a URL whose scheme is not http or https.
 var ErrNotHTTP = errors.New("links: not an http(s) URL")
 
+// notHTTPError is identity's error for a URL whose scheme is not http(s), matching ErrNotHTTP too; its message
+// is identity's, which says so already.
+type notHTTPError struct{ err error }
+
+func (e notHTTPError) Error() string        { return e.err.Error() }
+func (e notHTTPError) Unwrap() error        { return e.err }
+func (e notHTTPError) Is(target error) bool { return target == ErrNotHTTP }
+
 type raw struct {
 	href, text, rel, tag string
 	nofollow             bool
@@ -234,9 +242,9 @@ func resolve(base, ref string) (*url.URL, error) {
 	s, err := identity.ResolveReference(base, ref)
 	if err != nil {
 		if errors.Is(err, identity.ErrUnsupportedScheme) {
-			return nil, fmt.Errorf("%w: %w", ErrNotHTTP, err)
+			return nil, notHTTPError{err}
 		}
-		return nil, fmt.Errorf("links: %w", err)
+		return nil, err // identity's error names the URL and the reason
 	}
 	return parseResolved(s)
 }

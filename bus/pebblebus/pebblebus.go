@@ -1,0 +1,649 @@
+package pebblebus
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/frontiercrawl/frontier/bus"
+)
+
+// Config sizes the durable bus.
+type Config struct {
+	// Partitions per stream; every one of bus.Streams must be present and positive.
+	Partitions map[bus.Stream]int
+	// Groups lists, per stream, the consumer groups whose uncommitted messages must be kept even before they
+	// open a consumer or commit. Defaults to Frontera's groups (bus.GroupStrategyWorkerSpiderLog, …).
+	Groups map[bus.Stream][]string
+	// Prefix is the first byte of every key the bus writes; no other user of the database may write under it.
+	Prefix byte
+	// Sync fsyncs Pebble's WAL before Send and Commit return (see the package doc).
+	Sync bool
+}
+
+// DefaultConfig returns one partition per stream, Frontera's groups, prefix 'B' and synced writes.
+func DefaultConfig() Config {
+	return Config{
+		Partitions: map[bus.Stream]int{bus.SpiderLog: 1, bus.ScoringLog: 1, bus.SpiderFeed: 1},
+		Groups: map[bus.Stream][]string{
+			bus.SpiderLog:  {bus.GroupStrategyWorkerSpiderLog, bus.GroupDBWorkerSpiderLog},
+			bus.ScoringLog: {bus.GroupDBWorkerScoringLog},
+			bus.SpiderFeed: {bus.GroupSpiderFeed},
+		},
+		Prefix: 'B',
+		Sync:   true,
+	}
+}
+
+// Validate reports every problem with the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	for _, s := range bus.Streams {
+		if n, ok := c.Partitions[s]; !ok || n <= 0 {
+			errs = append(errs, fmt.Errorf("partitions of %s = %d, want > 0", s, n))
+		}
+	}
+	for s := range c.Partitions {
+		if !slices.Contains(bus.Streams, s) {
+			errs = append(errs, fmt.Errorf("partitions: unknown stream %q", s))
+		}
+	}
+	for s, gs := range c.Groups {
+		if !slices.Contains(bus.Streams, s) {
+			errs = append(errs, fmt.Errorf("groups: unknown stream %q", s))
+		}
+		for _, g := range gs {
+			if g == "" {
+				errs = append(errs, fmt.Errorf("groups of %s: empty group name", s))
+			}
+		}
+	}
+	if c.Prefix == 0 {
+		errs = append(errs, errors.New("prefix is 0, want a byte no other user of the database writes under"))
+	}
+	return errors.Join(errs...)
+}
+
+// streamByte is the one-byte key tag of each stream.
+var streamByte = map[bus.Stream]byte{bus.SpiderLog: 'l', bus.ScoringLog: 's', bus.SpiderFeed: 'f'}
+
+// Bus is the durable in-process bus. Safe for concurrent use. Close it after its producers and consumers and
+// before the database.
+type Bus struct {
+	malformed atomic.Int64
+	db        *pebble.DB
+	wo        *pebble.WriteOptions
+	cfg       Config
+	log       *slog.Logger
+	streams   map[bus.Stream]*stream
+}
+
+// stream is one stream's partitions and groups.
+type stream struct {
+	name bus.Stream
+	tag  byte
+	b    *Bus
+	// writeMu serialises appends, so that offsets are assigned in the order the batches are written.
+	writeMu sync.Mutex
+	// commitMu serialises commits, so that a range deletion is never written before the offsets it relies on.
+	commitMu sync.Mutex
+	mu       sync.Mutex
+	// changed is closed and replaced whenever messages are appended or committed, waking waiters.
+	changed chan struct{}
+	parts   []part
+	// committed[group][partition] is the next offset the group reads; absent means never committed.
+	committed map[string]map[int]int64
+	closed    bool
+}
+
+// part is one partition: its messages are the offsets [start, end).
+type part struct{ start, end int64 }
+
+var _ bus.Bus = (*Bus)(nil)
+
+// Open opens the bus kept in db under cfg.Prefix, creating its streams when absent. log may be nil.
+func Open(db *pebble.DB, cfg Config, log *slog.Logger) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("pebblebus: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Bus{db: db, wo: pebble.NoSync, cfg: cfg, log: log, streams: make(map[bus.Stream]*stream)}
+	if cfg.Sync {
+		b.wo = pebble.Sync
+	}
+	for _, s := range bus.Streams {
+		st, err := b.load(s)
+		if err != nil {
+			return nil, err
+		}
+		b.streams[s] = st
+	}
+	return b, nil
+}
+
+func (b *Bus) key(parts ...[]byte) []byte {
+	k := []byte{b.cfg.Prefix}
+	for _, p := range parts {
+		k = append(k, p...)
+	}
+	return k
+}
+
+func (st *stream) msgKey(p int, off int64) []byte {
+	k := make([]byte, 0, 15)
+	k = append(k, st.b.cfg.Prefix, 'm', st.tag)
+	k = binary.BigEndian.AppendUint32(k, uint32(p))
+	return binary.BigEndian.AppendUint64(k, uint64(off))
+}
+
+func (st *stream) offsetKey(p int, group string) []byte {
+	k := make([]byte, 0, 7+len(group))
+	k = append(k, st.b.cfg.Prefix, 'o', st.tag)
+	k = binary.BigEndian.AppendUint32(k, uint32(p))
+	return append(k, group...)
+}
+
+// load reads a stream's partition bounds and committed offsets, checking its partition count.
+func (b *Bus) load(s bus.Stream) (*stream, error) {
+	n := b.cfg.Partitions[s]
+	st := &stream{name: s, tag: streamByte[s], b: b, changed: make(chan struct{}), committed: make(map[string]map[int]int64)}
+	for _, g := range b.cfg.Groups[s] {
+		st.committed[g] = make(map[int]int64)
+	}
+	// Committed offsets: P 'o' tag partition group.
+	opfx := b.key([]byte{'o', st.tag})
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: opfx, UpperBound: prefixEnd(opfx)})
+	if err != nil {
+		return nil, fmt.Errorf("pebblebus: read %s offsets: %w", s, err)
+	}
+	maxCommitted := map[int]int64{}
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		if len(k) < len(opfx)+4 || len(v) != 8 {
+			_ = it.Close()
+			return nil, fmt.Errorf("pebblebus: %s: malformed offset record %x", s, k)
+		}
+		p := int(binary.BigEndian.Uint32(k[len(opfx):]))
+		g := string(k[len(opfx)+4:])
+		o := int64(binary.BigEndian.Uint64(v))
+		if st.committed[g] == nil {
+			st.committed[g] = make(map[int]int64)
+		}
+		st.committed[g][p] = o
+		maxCommitted[p] = max(maxCommitted[p], o)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblebus: read %s offsets: %w", s, err)
+	}
+	// Message bounds per partition, for every partition that holds messages (whatever the count was).
+	mpfx := b.key([]byte{'m', st.tag})
+	bounds := map[int]part{}
+	it, err = b.db.NewIter(&pebble.IterOptions{LowerBound: mpfx, UpperBound: prefixEnd(mpfx)})
+	if err != nil {
+		return nil, fmt.Errorf("pebblebus: read %s: %w", s, err)
+	}
+	for valid := it.First(); valid; {
+		k := it.Key()
+		if len(k) != len(mpfx)+12 {
+			_ = it.Close()
+			return nil, fmt.Errorf("pebblebus: %s: malformed message key %x", s, k)
+		}
+		p := int(binary.BigEndian.Uint32(k[len(mpfx):]))
+		first := int64(binary.BigEndian.Uint64(k[len(mpfx)+4:]))
+		ppfx := k[: len(mpfx)+4 : len(mpfx)+4]
+		next := prefixEnd(ppfx)
+		if !it.SeekLT(next) {
+			break
+		}
+		last := int64(binary.BigEndian.Uint64(it.Key()[len(mpfx)+4:]))
+		bounds[p] = part{start: first, end: last + 1}
+		valid = it.SeekGE(next)
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return nil, fmt.Errorf("pebblebus: read %s: %w", s, err)
+	}
+	held := int64(0)
+	for p, pb := range bounds {
+		held += pb.end - pb.start
+		if p >= n {
+			return nil, fmt.Errorf("pebblebus: %s holds %d unconsumed messages on partition %d, beyond the %d partitions configured; "+
+				"finish the crawl with the partition count it was started with", s, pb.end-pb.start, p, n)
+		}
+	}
+	countKey := b.key([]byte{'n', st.tag})
+	if v, closer, err := b.db.Get(countKey); err == nil {
+		was := int(binary.BigEndian.Uint32(v))
+		closer.Close()
+		if was != n && held > 0 {
+			return nil, fmt.Errorf("pebblebus: %s was written with %d partitions and still holds %d unconsumed messages; "+
+				"it cannot be reopened with %d partitions", s, was, held, n)
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("pebblebus: read %s partition count: %w", s, err)
+	}
+	if err := b.db.Set(countKey, binary.BigEndian.AppendUint32(nil, uint32(n)), pebble.Sync); err != nil {
+		return nil, fmt.Errorf("pebblebus: write %s partition count: %w", s, err)
+	}
+	st.parts = make([]part, n)
+	for p := range st.parts {
+		pb, ok := bounds[p]
+		if !ok {
+			// Empty: the next offset continues after everything ever committed, so offsets never repeat.
+			pb = part{start: maxCommitted[p], end: maxCommitted[p]}
+		}
+		pb.end = max(pb.end, maxCommitted[p])
+		st.parts[p] = pb
+	}
+	return st, nil
+}
+
+// prefixEnd returns the smallest key greater than every key starting with p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Malformed is how many messages callers reported as malformed (bus.Decode) through this bus's consumers.
+func (b *Bus) Malformed() int64 { return b.malformed.Load() }
+
+// Partitions is the partition count of s (0 for an unknown stream).
+func (b *Bus) Partitions(s bus.Stream) int { return b.cfg.Partitions[s] }
+
+func (b *Bus) stream(s bus.Stream) (*stream, error) {
+	st, ok := b.streams[s]
+	if !ok {
+		return nil, fmt.Errorf("pebblebus: unknown stream %q", s)
+	}
+	return st, nil
+}
+
+// Close wakes every waiting Fetch, which returns bus.ErrClosed, as do later calls. It does not close the
+// database.
+func (b *Bus) Close() error {
+	for _, st := range b.streams {
+		st.mu.Lock()
+		if !st.closed {
+			st.closed = true
+			st.notifyLocked()
+		}
+		st.mu.Unlock()
+	}
+	return nil
+}
+
+func (st *stream) notifyLocked() {
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// lowLocked is the lowest offset of partition p an interested group still needs.
+func (st *stream) lowLocked(p int) int64 {
+	pt := st.parts[p]
+	low := pt.end
+	for _, offs := range st.committed {
+		o, ok := offs[p]
+		if !ok {
+			o = pt.start
+		}
+		low = min(low, o)
+	}
+	return low
+}
+
+// Producer opens a producer of s. See bus.Bus.
+func (b *Bus) Producer(_ context.Context, s bus.Stream, p bus.Partitioner) (bus.Producer, error) {
+	st, err := b.stream(s)
+	if err != nil {
+		return nil, err
+	}
+	return &producer{st: st, part: p}, nil
+}
+
+type producer struct {
+	st     *stream
+	part   bus.Partitioner
+	closed atomic.Bool
+}
+
+// Send writes msgs to their partitions in one Pebble batch; they are acknowledged once it is committed
+// (fsynced with Config.Sync).
+func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
+	if p.closed.Load() {
+		return bus.ErrClosed
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	st := p.st
+	n := len(st.parts)
+	parts := make([]int, len(msgs))
+	for i, m := range msgs {
+		q := m.Partition
+		if p.part != nil {
+			q = p.part(m.Key, n)
+		}
+		if q < 0 || q >= n {
+			return fmt.Errorf("pebblebus: %s: message %d goes to partition %d, out of range [0, %d)", st.name, i, q, n)
+		}
+		parts[i] = q
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return bus.ErrClosed
+	}
+	next := make([]int64, n)
+	for q := range n {
+		next[q] = st.parts[q].end
+	}
+	st.mu.Unlock()
+
+	batch := st.b.db.NewBatch()
+	defer batch.Close()
+	var val []byte
+	for i, m := range msgs {
+		q := parts[i]
+		val = binary.AppendUvarint(val[:0], uint64(len(m.Key)))
+		val = append(val, m.Key...)
+		val = append(val, m.Value...)
+		if err := batch.Set(st.msgKey(q, next[q]), val, nil); err != nil {
+			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
+		}
+		next[q]++
+	}
+	if err := batch.Commit(st.b.wo); err != nil {
+		return fmt.Errorf("pebblebus: %s: write %d messages: %w", st.name, len(msgs), err)
+	}
+	st.mu.Lock()
+	for q := range n {
+		st.parts[q].end = next[q]
+	}
+	st.notifyLocked()
+	st.mu.Unlock()
+	return nil
+}
+
+func (p *producer) Close() error {
+	p.closed.Store(true)
+	return nil
+}
+
+// Consumer opens a consumer of partitions of s in group. See bus.Bus.
+func (b *Bus) Consumer(_ context.Context, s bus.Stream, group string, partitions []int) (bus.Consumer, error) {
+	st, err := b.stream(s)
+	if err != nil {
+		return nil, err
+	}
+	if group == "" {
+		return nil, fmt.Errorf("pebblebus: %s: empty consumer group", s)
+	}
+	if err := bus.CheckPartitions(s, partitions, len(st.parts)); err != nil {
+		return nil, err
+	}
+	c := &consumer{st: st, group: group, parts: slices.Clone(partitions), pos: make(map[int]int64)}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil, bus.ErrClosed
+	}
+	offs := st.committed[group]
+	for _, p := range partitions {
+		o, ok := offs[p]
+		if !ok {
+			o = st.parts[p].start
+		}
+		c.pos[p] = o
+	}
+	return c, nil
+}
+
+type consumer struct {
+	st     *stream
+	group  string
+	parts  []int
+	pos    map[int]int64 // next offset to fetch, per partition
+	next   int           // index in parts where the next Fetch starts, for fairness
+	closed atomic.Bool
+}
+
+// span is a range of offsets of one partition to read.
+type span struct {
+	p          int
+	from, till int64
+}
+
+// Fetch returns up to max messages from the owned partitions, waiting for at least one.
+func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("pebblebus: fetch max = %d, want > 0", max)
+	}
+	st := c.st
+	var spans []span
+	st.mu.Lock()
+	for {
+		if c.closed.Load() || st.closed {
+			st.mu.Unlock()
+			return nil, bus.ErrClosed
+		}
+		left := int64(max)
+		for i := range c.parts {
+			p := c.parts[(c.next+i)%len(c.parts)]
+			pt := st.parts[p]
+			from := max64(c.pos[p], pt.start) // trimmed below us only if this group committed past pos
+			if from >= pt.end {
+				continue
+			}
+			till := min(pt.end, from+left)
+			spans = append(spans, span{p, from, till})
+			left -= till - from
+			if left == 0 {
+				break
+			}
+		}
+		c.next = (c.next + 1) % len(c.parts)
+		if len(spans) > 0 {
+			break
+		}
+		ch := st.changed
+		st.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ch:
+		}
+		st.mu.Lock()
+	}
+	st.mu.Unlock()
+
+	out := make([]bus.Message, 0, max)
+	for _, sp := range spans {
+		got, err := st.read(sp, out)
+		if err != nil {
+			return nil, err
+		}
+		out = got
+		c.pos[sp.p] = sp.till
+	}
+	return out, nil
+}
+
+// read appends the messages of sp to out.
+func (st *stream) read(sp span, out []bus.Message) ([]bus.Message, error) {
+	it, err := st.b.db.NewIter(&pebble.IterOptions{LowerBound: st.msgKey(sp.p, sp.from), UpperBound: st.msgKey(sp.p, sp.till)})
+	if err != nil {
+		return out, fmt.Errorf("pebblebus: %s: read partition %d: %w", st.name, sp.p, err)
+	}
+	want := sp.from
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		off := int64(binary.BigEndian.Uint64(k[len(k)-8:]))
+		if off != want {
+			_ = it.Close()
+			return out, fmt.Errorf("pebblebus: %s: partition %d: offset %d missing (next held is %d)", st.name, sp.p, want, off)
+		}
+		kl, n := binary.Uvarint(v)
+		if n <= 0 || uint64(len(v)-n) < kl {
+			_ = it.Close()
+			return out, fmt.Errorf("pebblebus: %s: partition %d offset %d: malformed record", st.name, sp.p, off)
+		}
+		m := bus.Message{Partition: sp.p, Offset: off}
+		buf := make([]byte, len(v)-n)
+		copy(buf, v[n:])
+		if kl > 0 {
+			m.Key = buf[:kl:kl]
+		}
+		m.Value = buf[kl:]
+		out = append(out, m)
+		want++
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return out, fmt.Errorf("pebblebus: %s: read partition %d: %w", st.name, sp.p, err)
+	}
+	if want != sp.till {
+		return out, fmt.Errorf("pebblebus: %s: partition %d: offsets %d to %d missing", st.name, sp.p, want, sp.till-1)
+	}
+	return out, nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// Commit records, per partition, one past the highest offset of msgs as the group's committed offset, and
+// removes what no interested group needs any more, in one Pebble batch. A commit never moves a group's offset
+// backwards. Messages of partitions this consumer does not own are an error.
+func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
+	if c.closed.Load() {
+		return bus.ErrClosed
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	next := bus.CommitOffsets(msgs)
+	for p := range next {
+		if !slices.Contains(c.parts, p) {
+			return fmt.Errorf("pebblebus: %s: commit of partition %d, which this consumer does not own", c.st.name, p)
+		}
+	}
+	st := c.st
+	st.commitMu.Lock()
+	defer st.commitMu.Unlock()
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return bus.ErrClosed
+	}
+	offs := st.committed[c.group]
+	type trim struct {
+		p        int
+		from, to int64
+	}
+	var trims []trim
+	moved := map[int]int64{}
+	for p, o := range next {
+		if o > st.parts[p].end {
+			st.mu.Unlock()
+			return fmt.Errorf("pebblebus: %s: commit of offset %d in partition %d, past its end %d", st.name, o, p, st.parts[p].end)
+		}
+		if cur, ok := offs[p]; ok && o <= cur {
+			continue
+		}
+		moved[p] = o
+	}
+	if len(moved) == 0 {
+		st.mu.Unlock()
+		return nil
+	}
+	if offs == nil {
+		offs = make(map[int]int64)
+		st.committed[c.group] = offs
+	}
+	for p, o := range moved {
+		offs[p] = o
+		if low := st.lowLocked(p); low > st.parts[p].start {
+			trims = append(trims, trim{p, st.parts[p].start, low})
+			st.parts[p].start = low
+		}
+	}
+	// The in-memory offsets move first, so a concurrent Fetch of this group never goes back; the write
+	// below makes them durable before Commit returns.
+	batch := st.b.db.NewBatch()
+	defer batch.Close()
+	for p, o := range moved {
+		if err := batch.Set(st.offsetKey(p, c.group), binary.BigEndian.AppendUint64(nil, uint64(o)), nil); err != nil {
+			st.mu.Unlock()
+			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
+		}
+	}
+	for _, t := range trims {
+		if err := batch.DeleteRange(st.msgKey(t.p, t.from), st.msgKey(t.p, t.to), nil); err != nil {
+			st.mu.Unlock()
+			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
+		}
+	}
+	st.notifyLocked()
+	st.mu.Unlock()
+	if err := batch.Commit(st.b.wo); err != nil {
+		return fmt.Errorf("pebblebus: %s: commit offsets of group %s: %w", st.name, c.group, err)
+	}
+	return nil
+}
+
+// Close ends the consumer without committing.
+func (c *consumer) Close() error {
+	c.closed.Store(true)
+	c.st.mu.Lock()
+	c.st.notifyLocked()
+	c.st.mu.Unlock()
+	return nil
+}
+
+// Malformed counts m (see Bus.Malformed) and logs its stream, group, partition and offset.
+func (c *consumer) Malformed(m bus.Message, err error) {
+	c.st.b.malformed.Add(1)
+	c.st.b.log.Warn("pebblebus: skipping malformed message", "stream", c.st.name, "group", c.group,
+		"partition", m.Partition, "offset", m.Offset, "err", err)
+}
+
+// Lag returns, per partition of s, the latest offset minus the group's committed offset (or minus the earliest
+// offset held, when the group never committed there).
+func (b *Bus) Lag(_ context.Context, s bus.Stream, group string) (map[int]int64, error) {
+	st, err := b.stream(s)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make(map[int]int64, len(st.parts))
+	for p, pt := range st.parts {
+		o, ok := st.committed[group][p]
+		if !ok {
+			o = pt.start
+		}
+		out[p] = pt.end - o
+	}
+	return out, nil
+}

@@ -1,0 +1,301 @@
+package pebblebus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.uber.org/goleak"
+
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/bustest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// openDB opens a Pebble database in dir of fs, closed by t.Cleanup.
+func openDB(t testing.TB, fs vfs.FS, dir string) *pebble.DB {
+	t.Helper()
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func config(partitions map[bus.Stream]int) Config {
+	cfg := DefaultConfig()
+	for s, n := range partitions {
+		cfg.Partitions[s] = n
+	}
+	return cfg
+}
+
+func newTestBus(t *testing.T, partitions map[bus.Stream]int) bus.Bus {
+	db := openDB(t, vfs.NewMem(), "db")
+	cfg := config(partitions)
+	cfg.Sync = false
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = b.Close()
+		_ = db.Close()
+	})
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	bustest.Run(t, newTestBus)
+}
+
+// TestConformanceOnDisk runs the suite once on a real directory with synced writes.
+func TestConformanceOnDisk(t *testing.T) {
+	bustest.Run(t, func(t *testing.T, partitions map[bus.Stream]int) bus.Bus {
+		db := openDB(t, vfs.Default, t.TempDir())
+		b, err := Open(db, config(partitions), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = b.Close()
+			_ = db.Close()
+		})
+		return b
+	})
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+	cfg := Config{
+		Partitions: map[bus.Stream]int{bus.SpiderLog: 0, "bogus": 1},
+		Groups:     map[bus.Stream][]string{"other": {""}},
+	}
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("Validate of a bad config = nil")
+	}
+	for _, want := range []string{"partitions of spider-log = 0", "partitions of scoring-log = 0", `unknown stream "bogus"`,
+		`groups: unknown stream "other"`, "empty group name", "prefix is 0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// reopen closes b and db and opens both again on the same files.
+func reopen(t *testing.T, fs vfs.FS, b *Bus, db *pebble.DB, cfg Config) (*Bus, *pebble.DB) {
+	t.Helper()
+	_ = b.Close()
+	if db != nil {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = openDB(t, fs, "db")
+	nb, err := Open(db, cfg, nil)
+	if err != nil {
+		_ = db.Close()
+		t.Fatal(err)
+	}
+	return nb, db
+}
+
+func values(ms []bus.Message) string {
+	var s []string
+	for _, m := range ms {
+		s = append(s, fmt.Sprintf("%d@%d:%s=%s", m.Partition, m.Offset, m.Key, m.Value))
+	}
+	return strings.Join(s, " ")
+}
+
+func fetchAll(t *testing.T, c bus.Consumer, n int) []bus.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var got []bus.Message
+	for len(got) < n {
+		ms, err := c.Fetch(ctx, n-len(got))
+		if err != nil {
+			t.Fatalf("Fetch after %d of %d: %v", len(got), n, err)
+		}
+		got = append(got, ms...)
+	}
+	return got
+}
+
+// TestReopen is the point of the package: messages, offsets and committed positions survive closing and
+// reopening the database, and what a group fetched without committing comes again.
+func TestReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	cfg := config(map[bus.Stream]int{bus.SpiderLog: 2})
+	db := openDB(t, fs, "db")
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	p, _ := b.Producer(ctx, bus.SpiderLog, func(k []byte, n int) int { return int(k[0]-'0') % n })
+	var msgs []bus.Message
+	for i := range 10 {
+		msgs = append(msgs, bus.Message{Key: []byte(fmt.Sprint(i % 2)), Value: []byte(fmt.Sprint("v", i))})
+	}
+	if err := p.Send(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := b.Consumer(ctx, bus.SpiderLog, "g", []int{0, 1})
+	got := fetchAll(t, c, 10)
+	// Commit the first two of each partition.
+	var first []bus.Message
+	for _, m := range got {
+		if m.Offset < 2 {
+			first = append(first, m)
+		}
+	}
+	if err := c.Commit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	_ = p.Close()
+
+	b, db = reopen(t, fs, b, db, cfg)
+	defer func() { _ = b.Close(); _ = db.Close() }()
+	lag, _ := b.Lag(ctx, bus.SpiderLog, "g")
+	if lag[0] != 3 || lag[1] != 3 {
+		t.Fatalf("after reopen Lag = %v, want 3 on each partition", lag)
+	}
+	c, _ = b.Consumer(ctx, bus.SpiderLog, "g", []int{0, 1})
+	again := fetchAll(t, c, 6)
+	for _, m := range again {
+		if m.Offset < 2 {
+			t.Fatalf("after reopen got committed message %s", values([]bus.Message{m}))
+		}
+		if want := fmt.Sprint("v", 2*m.Offset+int64(m.Partition)); string(m.Value) != want {
+			t.Fatalf("after reopen partition %d offset %d holds %q, want %q", m.Partition, m.Offset, m.Value, want)
+		}
+	}
+	// A new message continues the offsets.
+	p, _ = b.Producer(ctx, bus.SpiderLog, nil)
+	if err := p.Send(ctx, bus.Message{Value: []byte("new"), Partition: 1}); err != nil {
+		t.Fatal(err)
+	}
+	n := fetchAll(t, c, 1)
+	if n[0].Offset != 5 || string(n[0].Value) != "new" {
+		t.Fatalf("message after reopen = %s, want 1@5:new", values(n))
+	}
+	if err := c.Commit(ctx, append(again, n...)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	_ = p.Close()
+
+	// Everything committed (and trimmed): offsets still continue after a reopen, never restart at 0.
+	b, db = reopen(t, fs, b, db, cfg)
+	if lag, _ := b.Lag(ctx, bus.SpiderLog, "g"); lag[0] != 0 || lag[1] != 0 {
+		t.Fatalf("Lag after committing everything and reopening = %v, want 0", lag)
+	}
+	p, _ = b.Producer(ctx, bus.SpiderLog, nil)
+	_ = p.Send(ctx, bus.Message{Value: []byte("later"), Partition: 1})
+	c, _ = b.Consumer(ctx, bus.SpiderLog, "g", []int{1})
+	if l := fetchAll(t, c, 1); l[0].Offset != 6 {
+		t.Fatalf("first message after a full trim and reopen = %s, want offset 6", values(l))
+	}
+	_ = c.Close()
+	_ = p.Close()
+}
+
+// TestRetentionOnDisk shows that committed messages are removed from the database once every interested group
+// has committed them, and kept while one has not.
+func TestRetentionOnDisk(t *testing.T) {
+	db := openDB(t, vfs.NewMem(), "db")
+	defer db.Close()
+	cfg := DefaultConfig()
+	cfg.Sync = false
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	p, _ := b.Producer(ctx, bus.SpiderLog, nil)
+	defer p.Close()
+	for i := range 100 {
+		_ = p.Send(ctx, bus.Message{Value: []byte(fmt.Sprint(i))})
+	}
+	held := func() int {
+		it, _ := db.NewIter(&pebble.IterOptions{LowerBound: []byte("Bml"), UpperBound: []byte("Bmm")})
+		defer it.Close()
+		n := 0
+		for it.First(); it.Valid(); it.Next() {
+			n++
+		}
+		return n
+	}
+	sw, _ := b.Consumer(ctx, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{0})
+	defer sw.Close()
+	_ = sw.Commit(ctx, fetchAll(t, sw, 100))
+	if n := held(); n != 100 {
+		t.Fatalf("after one of two groups committed, %d messages held, want 100", n)
+	}
+	dbw, _ := b.Consumer(ctx, bus.SpiderLog, bus.GroupDBWorkerSpiderLog, []int{0})
+	defer dbw.Close()
+	got := fetchAll(t, dbw, 100)
+	_ = dbw.Commit(ctx, got[:60])
+	if n := held(); n != 40 {
+		t.Fatalf("after both groups committed 60, %d messages held, want 40", n)
+	}
+}
+
+// TestPartitionCountChange: a stream that still holds messages cannot be reopened with another partition
+// count; an empty one can.
+func TestPartitionCountChange(t *testing.T) {
+	fs := vfs.NewMem()
+	cfg := config(map[bus.Stream]int{bus.SpiderFeed: 2})
+	db := openDB(t, fs, "db")
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	p, _ := b.Producer(ctx, bus.SpiderFeed, nil)
+	_ = p.Send(ctx, bus.Message{Value: []byte("x"), Partition: 1})
+	_ = p.Close()
+	_ = b.Close()
+	for _, n := range []int{1, 3} {
+		_, err := Open(db, config(map[bus.Stream]int{bus.SpiderFeed: n}), nil)
+		if err == nil || !strings.Contains(err.Error(), "spider-feed") {
+			t.Errorf("reopen with %d feed partitions = %v, want an error naming spider-feed", n, err)
+		}
+	}
+	b, _ = Open(db, cfg, nil)
+	c, _ := b.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{1})
+	_ = c.Commit(ctx, fetchAll(t, c, 1))
+	_ = c.Close()
+	_ = b.Close()
+	b, err = Open(db, config(map[bus.Stream]int{bus.SpiderFeed: 3}), nil)
+	if err != nil {
+		t.Fatalf("reopen of an empty stream with 3 partitions: %v", err)
+	}
+	_ = b.Close()
+	_ = db.Close()
+}
+
+func TestClosedBusStopsFetch(t *testing.T) {
+	b := newTestBus(t, nil)
+	c, _ := b.Consumer(t.Context(), bus.SpiderFeed, "g", []int{0})
+	done := make(chan error, 1)
+	go func() { _, err := c.Fetch(t.Context(), 1); done <- err }()
+	time.Sleep(10 * time.Millisecond)
+	_ = b.(*Bus).Close()
+	if err := <-done; !errors.Is(err, bus.ErrClosed) {
+		t.Fatalf("Fetch when the bus closes = %v, want bus.ErrClosed", err)
+	}
+}
