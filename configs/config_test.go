@@ -31,7 +31,7 @@ func TestGoodConfigs(t *testing.T) {
 	if cfg.Streams.SpiderLog.Partitions != 8 || cfg.Log.Format != "json" || cfg.StatsInterval != time.Minute {
 		t.Errorf("full config decoded as %+v", cfg)
 	}
-	if cfg.Spider.ConnsPerHost != 2 || cfg.Spider.Delay != 250*time.Millisecond || cfg.Spider.MaxRedirects != 10 {
+	if cfg.Spider.ConnsPerHost != 2 || cfg.Spider.Delay != 250*time.Millisecond || cfg.Spider.MaxRedirects != 20 {
 		t.Errorf("spider section = %+v (max_redirects must keep its default)", cfg.Spider)
 	}
 	if cfg.StrategyWorker.Strategy != "dfs" || cfg.StrategyWorker.Options["max_depth"] != 3 || cfg.StrategyWorker.Cache.MaxEntries != 1000 {

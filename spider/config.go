@@ -36,8 +36,8 @@ type Config struct {
 	// MaxBodyBytes is the most decoded body bytes kept of one response; a longer body is truncated there and the
 	// page marked (meta "frontier_truncated"). Default 8 MiB.
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
-	// MaxRedirects is the longest redirect chain followed; a longer one is reported as TooManyRedirects.
-	// Default 10.
+	// MaxRedirects is the longest redirect chain: the hop that would make it longer is reported as
+	// TooManyRedirects. Default 20 (Scrapy's REDIRECT_MAX_TIMES).
 	MaxRedirects int `mapstructure:"max_redirects"`
 	// MaxInFlight bounds the fetches running at once over all hosts. Default 2,048: on the real web a fetch
 	// takes 100-500 ms, so throughput comes from many hosts in flight at once.
@@ -93,7 +93,7 @@ func DefaultConfig() Config {
 		ConnectTimeout:  10 * time.Second,
 		RequestTimeout:  60 * time.Second,
 		MaxBodyBytes:    8 << 20,
-		MaxRedirects:    10,
+		MaxRedirects:    20,
 		MaxInFlight:     2048,
 		MaxPending:      20_000,
 		FetchBatch:      512,

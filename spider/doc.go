@@ -21,16 +21,41 @@
 // Every feed request gets exactly one outcome on the spider log, keyed by the hex domain fingerprint of its
 // host (Frontera's get_host_fprint), so the owner of the host receives it:
 //
-//   - page_crawled for a response (any status). After redirects, Response.URL stays the requested URL (as
-//     Frontera's BasicCanonicalSolver reports it) and the request meta carries the whole chain, requested URL
-//     first and answering URL last, in redirect_urls (str) and redirect_fingerprints (hex bin). A chain that
-//     crosses hosts is also reported to each other host's owner: one extra page_crawled per other host, for
-//     that host's URL, with its own fingerprint and domain meta and that hop's status.
+//   - page_crawled for a response (any status), Response.URL the requested URL. A request that is itself a
+//     redirect target carries the chain that led to it in its meta (see Redirects).
 //   - links_extracted for a 2xx HTML page, split into one message per link host (DESIGN.md §1), each keyed
 //     by that host's domain fingerprint and repeating the page request. Links carry fingerprint and domain meta.
 //   - request_error with a stable name (ErrorNames): DNSLookupError, ConnectionRefusedError, TimeoutError,
-//     TLSError, ConnectionLost, TooManyRedirects, RobotsDisallowed, RobotsUnavailable, InvalidURL,
+//     TLSError, ConnectionLost, TooManyRedirects, RedirectLoop, RobotsDisallowed, RobotsUnavailable, InvalidURL,
 //     NotSupported, DecodingError, ConnectionError.
+//
+// # Redirects
+//
+// The spider does not follow a 3xx answer. It reports page_crawled for the redirecting URL (its 3xx status:
+// its owner marks it CRAWLED) and the resolved Location as a one-link links_extracted, keyed like any link by
+// the target host's domain fingerprint, so the owner of the target's host receives it. The link carries the
+// chain so far in the keys Scrapy's redirect middleware sets and Frontera's canonical solver reads:
+// redirect_urls (str, the earlier URLs, first the one the chain started from), redirect_fingerprints (hex
+// bin), redirect_times (int) and redirect_reasons (the 3xx statuses); it keeps the depth and score of the
+// redirecting request, and its method and body on 307 and 308. The owning strategy worker puts the target
+// through the URL-seen test like any URL (strategyworker: a new target is scheduled whatever the strategy
+// would do with a link, a known one is not fetched again), and the spider that owns the target's host fetches
+// it, through that host's robots.txt and delay.
+//
+// Why: a fetcher that follows redirects itself fetches the target without asking whether it was already
+// fetched. On a web where pages are reachable both directly and through a redirect that fetched one page in
+// five twice (DESIGN.md invariant 3), and a cross-host hop broke invariant 1 (a host fetched by a spider that
+// does not own it, outside that host's politeness). Asking the owner synchronously would need a request/reply
+// path between roles that the streams do not have; reporting the target as a link reuses the path every URL
+// already takes. The cost is latency, not throughput: a redirected page is fetched one round through the
+// spider log, the strategy worker, the scoring log, the queue and the feed later (benchmarks:
+// bench/results/hostile.md).
+//
+// A chain ends with a named request_error for the hop that would extend it: RedirectLoop when the target is
+// the request itself or a URL of its chain (by fingerprint, so other spellings of the URL count), and
+// TooManyRedirects past Config.MaxRedirects hops (default 20, as Scrapy). A loop between URLs already fetched
+// also stops at the URL-seen test. robots.txt is the exception: it is fetched with its redirects followed
+// here (RFC 9309: at least five), since it is not a page of the crawl.
 //
 // A body longer than Config.MaxBodyBytes is truncated there and the page's meta gets frontier_truncated=true.
 //
@@ -46,7 +71,7 @@
 // # Politeness
 //
 // Each host has a FIFO queue and at most Config.ConnsPerHost runners (goroutines). Every request to a host
-// (robots.txt and redirect hops included) books a start slot at least the host's delay after the previous
+// (robots.txt included) books a start slot at least the host's delay after the previous
 // slot, and no earlier than the delay after the host's last answer (response headers received): the delay is
 // Config.Delay, or the robots.txt Crawl-delay when longer (capped by MaxCrawlDelay). The second rule makes the
 // gap hold as the server measures it, whatever the time between a slot and the request's arrival; with one
@@ -54,14 +79,13 @@
 // per host at ConnsPerHost. robots.txt (package spider/robots, RFC 9309) is fetched before any other URL of an
 // origin, once however many requests wait, and cached (LRU, RobotsCacheSize origins) for RobotsTTL; 4xx allows
 // everything, 5xx disallows everything for RobotsErrorTTL (those URLs are reported as RobotsUnavailable), and a
-// network error does the same with the network error's name. A redirect hop to another host passes that
-// host's robots.txt and delay too. A host that hangs holds only its own runners (and at most ConnsPerHost of
+// network error does the same with the network error's name. A host that hangs holds only its own runners (and at most ConnsPerHost of
 // the MaxInFlight fetch slots) until RequestTimeout; other hosts go on.
 //
 // # Fetching
 //
-// net/http with HTTP/1.1 and HTTP/2 (ALPN over TLS), a connect timeout and a whole-request timeout, our own
-// redirect loop (so each hop is checked and reported), Accept-Encoding gzip and br decoded here, and the media
+// net/http with HTTP/1.1 and HTTP/2 (ALPN over TLS), a connect timeout and a whole-request timeout, no
+// redirect following (see Redirects), Accept-Encoding gzip and br decoded here, and the media
 // type from Content-Type or, when missing or generic, sniffed (http.DetectContentType). Only text/html and
 // application/xhtml+xml bodies are parsed for links (spider/links); a PDF is fetched and reported but not
 // parsed.

@@ -21,6 +21,7 @@ const (
 	ErrNameTLS              = "TLSError"               // handshake or certificate failure (Scrapy: SSLError)
 	ErrNameConnLost         = "ConnectionLost"         // reset or closed before the response was complete
 	ErrNameTooManyRedirects = "TooManyRedirects"       // longer than Config.MaxRedirects (Frontier's name)
+	ErrNameRedirectLoop     = "RedirectLoop"           // a redirect back to a URL of its own chain (Frontier's name)
 	ErrNameRobots           = "RobotsDisallowed"       // robots.txt disallows the URL (Frontier's name)
 	ErrNameRobotsUnavail    = "RobotsUnavailable"      // robots.txt answered 5xx: host closed for now (Frontier's name)
 	ErrNameInvalidURL       = "InvalidURL"             // the request's URL cannot be parsed (Frontier's name)
@@ -31,7 +32,7 @@ const (
 
 // ErrorNames lists every name a spider reports, for documentation and metrics.
 var ErrorNames = []string{
-	ErrNameDNS, ErrNameConnRefused, ErrNameTimeout, ErrNameTLS, ErrNameConnLost, ErrNameTooManyRedirects,
+	ErrNameDNS, ErrNameConnRefused, ErrNameTimeout, ErrNameTLS, ErrNameConnLost, ErrNameTooManyRedirects, ErrNameRedirectLoop,
 	ErrNameRobots, ErrNameRobotsUnavail, ErrNameInvalidURL, ErrNameNotSupported, ErrNameDecoding, ErrNameConnection,
 }
 

@@ -22,10 +22,12 @@ import (
 	"github.com/frontiercrawl/frontier/spider/links"
 )
 
-// fetcher performs one request with its redirects. Safe for concurrent use.
+// fetcher performs one request, following redirects itself only when follow is set (robots.txt); otherwise a
+// 3xx answer is the result and its resolved target is in Fetched.Location. Safe for concurrent use.
 type fetcher struct {
 	cfg    Config
 	client *http.Client
+	follow bool
 }
 
 func newTransport(cfg Config, deps Deps) *http.Transport {
@@ -54,8 +56,8 @@ func newTransport(cfg Config, deps Deps) *http.Transport {
 	}
 }
 
-func newFetcher(cfg Config, rt http.RoundTripper) *fetcher {
-	return &fetcher{cfg: cfg, client: &http.Client{
+func newFetcher(cfg Config, rt http.RoundTripper, follow bool) *fetcher {
+	return &fetcher{cfg: cfg, follow: follow, client: &http.Client{
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
@@ -97,7 +99,18 @@ func (f *fetcher) fetch(ctx context.Context, req *frontier.Request, u *url.URL, 
 		if err != nil {
 			return errorResult(out), unwrapURLError(err)
 		}
-		if loc := resp.Header.Get("Location"); isRedirect(resp.StatusCode) && loc != "" {
+		if loc := resp.Header.Get("Location"); isRedirect(resp.StatusCode) && loc != "" && !f.follow {
+			// The frontier follows: the target goes back through the URL-seen test as a link.
+			next, err := links.Resolve(u, loc)
+			if err != nil {
+				resp.Body.Close()
+				if errors.Is(err, links.ErrNotHTTP) {
+					return nil, named(ErrNameNotSupported, fmt.Errorf("redirect from %s: %w", u, err))
+				}
+				return nil, named(ErrNameInvalidURL, fmt.Errorf("redirect from %s: %w", u, err))
+			}
+			out.Location = next.String()
+		} else if isRedirect(resp.StatusCode) && loc != "" {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			out.Hops = append(out.Hops, Hop{URL: u.String(), Status: resp.StatusCode, Proto: resp.Proto,

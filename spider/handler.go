@@ -60,6 +60,9 @@ type Fetched struct {
 	// HTML says whether the body was parsed for links; Links are those links (nofollow ones included).
 	HTML  bool
 	Links []frontier.Link
+	// Location is the resolved target of a 3xx answer (Status is the 3xx): the spider does not follow it but
+	// reports it as a link, so the frontier's URL-seen test decides whether it is fetched.
+	Location string
 	// RemoteAddr is the peer's address, when known.
 	RemoteAddr string
 	// Start is when the first request of the chain was sent, End when the last body byte was read.

@@ -13,6 +13,8 @@ type metrics struct {
 	errors       *prometheus.CounterVec // by error name
 	links        prometheus.Counter
 	truncated    prometheus.Counter
+	redirects    prometheus.Counter
+	hostBackoffs prometheus.Counter
 	fetchSeconds prometheus.Histogram
 	// discoveryToFetch is the time from a link's extraction (meta MetaKeyDiscovered) to the start of its fetch:
 	// the whole loop through the spider log, the strategy worker, the scoring log, the queue and the feed.
@@ -45,6 +47,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Links reported in links_extracted."}),
 		truncated: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_truncated_total",
 			Help: "Responses truncated at max_body_bytes."}),
+		redirects: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_redirects_total",
+			Help: "3xx answers whose target was reported as a link (the frontier decides whether to fetch it)."}),
+		hostBackoffs: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_host_backoffs_total",
+			Help: "Times a host that kept failing (5xx, 408, 429, timeouts, resets) was backed off as a whole."}),
 		fetchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_fetch_seconds",
 			Help: "Time to fetch a URL, redirects and body included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		discoveryToFetch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_discovery_to_fetch_seconds",
@@ -74,7 +80,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Messages sent to the spider log."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
+		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
 			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.reportErrors, m.committed,
 			m.messagesReport)
 	}

@@ -47,7 +47,32 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 		s.reportError(ctx, it, errorWithHops(err, f))
 		return
 	}
+	if f.Location != "" {
+		if err := s.checkRedirect(it.req, f); err != nil {
+			s.reportError(ctx, it, err)
+			return
+		}
+	}
 	s.reportPage(ctx, it, f)
+}
+
+// checkRedirect ends a redirect chain that loops (the target is a URL of the chain so far, or the request
+// itself) or grows longer than Config.MaxRedirects, with a named error for the hop that would extend it.
+func (s *Spider) checkRedirect(req *frontier.Request, f *Fetched) error {
+	chain := metaStrings(req.Meta, MetaKeyRedirectURLs)
+	if len(chain)+1 > s.cfg.MaxRedirects {
+		return named(ErrNameTooManyRedirects, fmt.Errorf("more than %d redirects to reach %s", s.cfg.MaxRedirects, f.Location))
+	}
+	target, err := s.id.Fingerprint(f.Location)
+	if err != nil {
+		return named(ErrNameInvalidURL, fmt.Errorf("redirect from %s to %s: %w", req.URL, f.Location, err))
+	}
+	for _, u := range append(chain, req.URL) {
+		if fp, err := s.id.Fingerprint(u); err == nil && string(fp) == string(target) {
+			return named(ErrNameRedirectLoop, fmt.Errorf("%s redirects to %s, already in its redirect chain", req.URL, f.Location))
+		}
+	}
+	return nil
 }
 
 // hopsError carries the redirect hops walked before a failure, so that they are reported too.

@@ -17,12 +17,19 @@ import (
 
 // Meta keys the spider adds to the requests it reports (besides Frontera's fingerprint and domain).
 const (
-	// MetaKeyRedirectURLs lists the URLs of a redirect chain, first (the requested URL) to last (the URL that
-	// answered), as str: Frontera's canonical solvers read it (meta[b'redirect_urls']).
+	// MetaKeyRedirectURLs lists, on a redirect target, the URLs of the chain before it, first the URL the
+	// chain started from, as str: Scrapy's redirect middleware sets it and Frontera's canonical solvers read it
+	// (meta[b'redirect_urls']).
 	MetaKeyRedirectURLs = "redirect_urls"
 	// MetaKeyRedirectFingerprints lists the hex fingerprints of MetaKeyRedirectURLs, as Frontera's
 	// FingerprintMiddleware adds them (meta[b'redirect_fingerprints']).
 	MetaKeyRedirectFingerprints = "redirect_fingerprints"
+	// MetaKeyRedirectTimes is the number of redirects that led to a request (Scrapy's meta['redirect_times']):
+	// the length of its MetaKeyRedirectURLs. A link that carries it is a redirect target, not a link of a page.
+	MetaKeyRedirectTimes = "redirect_times"
+	// MetaKeyRedirectReasons lists the 3xx statuses of the chain, parallel to MetaKeyRedirectURLs (Scrapy's
+	// meta['redirect_reasons']).
+	MetaKeyRedirectReasons = "redirect_reasons"
 	// MetaKeyTruncated is true on a page whose body was longer than Config.MaxBodyBytes (Frontier's key).
 	MetaKeyTruncated = "frontier_truncated"
 	// MetaKeyDiscovered is when the spider extracted a link, in Unix milliseconds (int64; Frontier's key,
@@ -105,6 +112,13 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		}
 	}
 
+	if f.Location != "" {
+		if t := s.redirectTarget(req, f); t != nil {
+			msgs = s.appendMsg(msgs, domainKey(t), &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{t}})
+			s.m.redirects.Inc()
+		}
+	}
+
 	if len(f.Links) > 0 {
 		byHost := map[string][]*frontier.Request{}
 		discovered := time.Now().UnixMilli()
@@ -151,6 +165,68 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		s.m.links.Add(float64(n))
 	}
 	s.queue(ctx, it, msgs)
+}
+
+// redirectTarget is the request for the target of req's 3xx answer: a link to the target's host owner that
+// carries the chain so far (Scrapy's redirect_urls, redirect_times and redirect_reasons, with Frontera's
+// redirect_fingerprints), the depth and score of req (a redirect does not make a page deeper), and req's
+// method and body for 307 and 308.
+func (s *Spider) redirectTarget(req *frontier.Request, f *Fetched) *frontier.Request {
+	u, err := url.Parse(f.Location)
+	if err != nil {
+		return nil
+	}
+	fp, err := s.id.Fingerprint(f.Location)
+	if err != nil {
+		return nil
+	}
+	t := &frontier.Request{URL: f.Location, Method: http.MethodGet, Headers: req.Headers, Cookies: req.Cookies, Meta: make(frontier.Map, 0, 8)}
+	if (f.Status == http.StatusTemporaryRedirect || f.Status == http.StatusPermanentRedirect) && req.Method != "" {
+		t.Method, t.Body = req.Method, req.Body
+	}
+	t.SetMetaFingerprint(fp)
+	t.SetMetaDomain(s.id.Domain(u))
+	urls := append(metaValues(req.Meta, MetaKeyRedirectURLs), req.URL)
+	fps := metaValues(req.Meta, MetaKeyRedirectFingerprints)
+	if rfp, err := req.MetaFingerprint(); err == nil && len(fps) == len(urls)-1 {
+		fps = append(fps, []byte(rfp.Hex()))
+	} else if rfp, err := s.id.Fingerprint(req.URL); err == nil && len(fps) == len(urls)-1 {
+		fps = append(fps, []byte(rfp.Hex()))
+	}
+	t.Meta.Set(MetaKeyRedirectURLs, urls)
+	if len(fps) == len(urls) {
+		t.Meta.Set(MetaKeyRedirectFingerprints, fps)
+	}
+	t.Meta.Set(MetaKeyRedirectTimes, int64(len(urls)))
+	t.Meta.Set(MetaKeyRedirectReasons, append(metaValues(req.Meta, MetaKeyRedirectReasons), int64(f.Status)))
+	if d, err := req.MetaDepth(); err == nil {
+		t.SetMetaDepth(d)
+	}
+	if sc, err := req.MetaScore(); err == nil {
+		t.SetMetaScore(sc)
+	}
+	return t
+}
+
+// metaValues returns a copy of the list at key in m (nil when absent or not a list).
+func metaValues(m frontier.Map, key string) []frontier.Value {
+	v, _ := m.Get(key)
+	l, _ := v.([]frontier.Value)
+	return slices.Clone(l)
+}
+
+// metaStrings returns the strings of the list at key in m (str or bin items).
+func metaStrings(m frontier.Map, key string) []string {
+	var out []string
+	for _, v := range metaValues(m, key) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []byte:
+			out = append(out, string(v))
+		}
+	}
+	return out
 }
 
 // reportedRequest is the request as reported: the feed request with the redirect chain in its meta.

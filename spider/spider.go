@@ -146,10 +146,10 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		s.transport = newTransport(cfg, deps)
 		rt = s.transport
 	}
-	s.fetcher = newFetcher(cfg, rt)
+	s.fetcher = newFetcher(cfg, rt, false)
 	rcfg := cfg
 	rcfg.MaxBodyBytes, rcfg.MaxRedirects = robotsMaxBytes, 5 // RFC 9309: follow at least five redirects
-	s.robotsF = newFetcher(rcfg, rt)
+	s.robotsF = newFetcher(rcfg, rt, true)
 	s.robots = newRobotsCache(cfg.RobotsCacheSize)
 	return s, nil
 }

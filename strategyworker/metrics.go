@@ -11,6 +11,7 @@ type metrics struct {
 	scheduled   prometheus.Counter
 	rejected    prometheus.Counter
 	badRequests prometheus.Counter
+	redirects   *prometheus.CounterVec // by outcome: scheduled, seen
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -23,9 +24,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Scores outside [0, 1] the strategy gave, rejected for their URL only."}),
 		badRequests: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_strategyworker_bad_requests_total",
 			Help: "Requests that could not be fingerprinted or encoded, skipped."}),
+		redirects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_redirects_total",
+			Help: "Redirect targets reported by the spiders, by outcome: scheduled (new), seen (already queued, crawled or in error: not fetched again)."},
+			[]string{"outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests)
+		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects)
 	}
 	return m
 }

@@ -230,7 +230,20 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 				}
 			}
 		case *frontier.LinksExtracted:
-			w.strat.LinksExtracted(c, e.Request, e.Links)
+			links := e.Links
+			if hasRedirect(links) {
+				links = make([]*frontier.Request, 0, len(e.Links))
+				for _, l := range e.Links {
+					if isRedirectTarget(l) {
+						w.scheduleRedirect(c, l)
+					} else {
+						links = append(links, l)
+					}
+				}
+			}
+			if len(links) > 0 {
+				w.strat.LinksExtracted(c, e.Request, links)
+			}
 		case *frontier.RequestError:
 			w.strat.RequestError(c, e.Request, e.Error)
 		}
@@ -275,7 +288,48 @@ func requestsOf(e frontier.Message) []*frontier.Request {
 const (
 	metaRedirectURLs         = "redirect_urls"
 	metaRedirectFingerprints = "redirect_fingerprints"
+	metaRedirectTimes        = "redirect_times"
 )
+
+// isRedirectTarget reports whether a link is the target of a 3xx answer (the spider does not follow
+// redirects: it reports the target as a link carrying the chain so far) rather than a link of a page.
+func isRedirectTarget(l *frontier.Request) bool {
+	v, ok := l.Meta.Get(metaRedirectTimes)
+	if !ok {
+		return false
+	}
+	n, _ := v.(int64)
+	return n > 0
+}
+
+func hasRedirect(links []*frontier.Request) bool {
+	for _, l := range links {
+		if isRedirectTarget(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// scheduleRedirect puts a redirect target through the URL-seen test: a URL already queued, crawled or in
+// error is not fetched again, whichever was discovered first; a new one is scheduled whatever the strategy
+// would do with a link (a redirect hop is the same page moved, not a page one level deeper), with the score of
+// the request that redirected (in its meta), 1 when it has none.
+func (w *Worker) scheduleRedirect(c *batchContext, r *frontier.Request) {
+	if c.State(r) != frontier.NotCrawled {
+		w.m.redirects.WithLabelValues("seen").Inc()
+		return
+	}
+	score, err := r.MetaScore()
+	if err != nil || strategy.CheckScore(score) != nil {
+		score = 1
+	}
+	if err := c.Schedule(r, score); err != nil {
+		return
+	}
+	c.SetState(r, frontier.Queued)
+	w.m.redirects.WithLabelValues("scheduled").Inc()
+}
 
 // redirectHops returns the other URLs of r's redirect chain that share r's host, as requests carrying their
 // fingerprints (from meta redirect_fingerprints, hex, parallel to redirect_urls).
