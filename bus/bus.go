@@ -33,6 +33,9 @@ const (
 	SpiderLog  Stream = "spider-log"  // spiders → strategy workers and DB worker; key: the host's domain fingerprint
 	ScoringLog Stream = "scoring-log" // strategy workers → DB worker; key: the target host
 	SpiderFeed Stream = "spider-feed" // DB worker → spider p, partition p; key: the hostname
+	// Control carries run-time commands (package control) from frontierctl to every DB worker and spider; one
+	// partition. It is not one of Streams: a bus that does not configure it has no run-time control.
+	Control Stream = "control"
 )
 
 // Message is one record of a stream.

@@ -73,6 +73,8 @@ type StreamsConfig struct {
 	SpiderLog  StreamConfig `mapstructure:"spider_log"`
 	ScoringLog StreamConfig `mapstructure:"scoring_log"`
 	SpiderFeed StreamConfig `mapstructure:"spider_feed"`
+	// Control carries frontierctl's run-time commands (block, unblock, pause, resume); one partition.
+	Control StreamConfig `mapstructure:"control"`
 }
 
 // StreamConfig is one stream: its Kafka topic and partition count.
@@ -114,6 +116,7 @@ func DefaultConfig() Config {
 			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2},
 			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
 			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
+			Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
 		},
 		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
 		HBase:          hbase.DefaultConfig(),
@@ -147,6 +150,10 @@ func (c Config) Validate() error {
 	add("streams.spider_log", c.Streams.SpiderLog.Validate())
 	add("streams.scoring_log", c.Streams.ScoringLog.Validate())
 	add("streams.spider_feed", c.Streams.SpiderFeed.Validate())
+	add("streams.control", c.Streams.Control.Validate())
+	if c.Streams.Control.Partitions != 1 {
+		add("streams.control.partitions", fmt.Errorf("= %d, want 1 (commands are ordered)", c.Streams.Control.Partitions))
+	}
 	if len(c.Kafka.Brokers) == 0 {
 		add("kafka.brokers", errors.New("no brokers"))
 	}
@@ -278,5 +285,6 @@ func (c *Config) KafkaBus(clientID string) kafkabus.Config {
 		return kafkabus.StreamConfig{Topic: s.Topic, Partitions: s.Partitions}
 	}
 	k.SpiderLog, k.ScoringLog, k.SpiderFeed = stream(c.Streams.SpiderLog), stream(c.Streams.ScoringLog), stream(c.Streams.SpiderFeed)
+	k.Control = stream(c.Streams.Control)
 	return k
 }

@@ -4,6 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	scheduled, badItems, batches, sent, pages prometheus.Counter
+	held                                      prometheus.Counter
 	lag                                       *prometheus.GaugeVec
 }
 
@@ -17,11 +18,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		batches:   c("batches_total", "Batches put on the spider feed."),
 		sent:      c("feed_requests_total", "Requests put on the spider feed."),
 		pages:     c("pages_recorded_total", "Page metadata records written from the spider log."),
+		held:      c("held_total", "Queued requests of blocked hosts left in the queue by a batch (frontierctl block)."),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "frontier_dbworker_feed_lag",
 			Help: "Spider-feed lag per partition at the last check."}, []string{"partition"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.scheduled, m.badItems, m.batches, m.sent, m.pages, m.lag)
+		reg.MustRegister(m.scheduled, m.badItems, m.batches, m.sent, m.pages, m.held, m.lag)
 	}
 	return m
 }

@@ -117,9 +117,13 @@ func (c Config) Validate() error {
 type Deps struct {
 	Bus   bus.Bus
 	Codec codec.Codec
-	Queue queue.Queue      // required by the scoring and batches roles
-	Pages metadata.Store   // required by the links role
-	Now   func() time.Time // nil means time.Now
+	Queue queue.Queue    // required by the scoring and batches roles
+	Pages metadata.Store // required by the links role
+	// Counters, if set, receives the crawl-wide counters the links role keeps (see CounterRow).
+	Counters metadata.Domains
+	// Control, if set, pauses dispatch and holds blocked hosts (see Control).
+	Control Control
+	Now     func() time.Time // nil means time.Now
 	// Logger and Registerer: nil discards logs and registers no metrics.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -318,6 +322,9 @@ func (w *Worker) runBatches(ctx context.Context) error {
 
 // generate sends one batch to every partition whose lag is below MaxLag and returns how many requests it sent.
 func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
+	if w.paused() {
+		return 0, nil
+	}
 	lags, err := w.deps.Bus.Lag(ctx, bus.SpiderFeed, bus.GroupSpiderFeed)
 	if err != nil {
 		return 0, fmt.Errorf("dbworker: feed lag: %w", err)
@@ -334,7 +341,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		if err != nil {
 			return sent, fmt.Errorf("dbworker: next batch of partition %d: %w", p, err)
 		}
-		if len(items) == 0 {
+		if items = w.unblocked(items); len(items) == 0 {
 			continue
 		}
 		msgs := make([]bus.Message, len(items))
@@ -420,6 +427,6 @@ func (w *Worker) runLinks(ctx context.Context) error {
 		}
 		w.m.pages.Add(float64(len(pages)))
 		w.stats.pages.Add(int64(len(pages)))
-		return nil
+		return w.count(ctx, events)
 	})
 }

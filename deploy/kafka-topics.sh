@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/kafka-topics.sh [--config configs/common.yaml] [--set key=value]…
 #
-# Creates Frontier's three topics (spider log, scoring log, spider feed) with the topic names and partition
+# Creates Frontier's topics (spider log, scoring log, spider feed, control) with the topic names and partition
 # counts of the config (streams.*.topic, streams.*.partitions; FRONTIER_* variables and --set override them as
 # for every role). Idempotent. A topic that already exists with a different partition count is an error that
 # names both counts; it is never changed. The broker is $FRONTIER_TEST_KAFKA when set, else the config's

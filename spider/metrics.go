@@ -30,6 +30,7 @@ type metrics struct {
 	reportErrors     prometheus.Counter
 	committed        prometheus.Gauge
 	messagesReport   prometheus.Counter
+	held             prometheus.Counter
 	nMessages        atomic.Int64 // messagesReport, readable without a registry
 }
 
@@ -78,11 +79,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "The last feed offset committed."}),
 		messagesReport: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_log_messages_total",
 			Help: "Messages sent to the spider log."}),
+		held: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_held_total",
+			Help: "Requests of blocked hosts returned to the queue instead of fetched (frontierctl block)."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
 			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.reportErrors, m.committed,
-			m.messagesReport)
+			m.messagesReport, m.held)
 	}
 	return m
 }

@@ -13,13 +13,16 @@ import (
 // process fetches one request and reports its outcome. When ctx ends first, nothing is reported: the request
 // stays uncommitted and is fetched again after a restart.
 func (s *Spider) process(ctx context.Context, h *host, it *item) {
+	if s.hold(ctx, it) {
+		return
+	}
 	if err := s.allowed(ctx, it.u); err != nil {
 		if ctx.Err() == nil {
 			s.reportError(ctx, it, err)
 		}
 		return
 	}
-	if !s.gate(ctx, it.u) {
+	if !s.gate(ctx, it.u) || s.hold(ctx, it) {
 		return
 	}
 	select {

@@ -53,6 +53,8 @@ type Deps struct {
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// TLSConfig is the client TLS configuration; nil means Go's defaults.
 	TLSConfig *tls.Config
+	// Hold, if set, keeps the requests of blocked hosts from being fetched (see Holder).
+	Hold Holder
 	// Transport replaces the whole HTTP transport (DialContext and TLSConfig are then unused); nil builds one
 	// from the Config.
 	Transport http.RoundTripper

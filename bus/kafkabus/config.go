@@ -19,6 +19,8 @@ type Config struct {
 	SpiderLog  StreamConfig `mapstructure:"spider_log"`
 	ScoringLog StreamConfig `mapstructure:"scoring_log"`
 	SpiderFeed StreamConfig `mapstructure:"spider_feed"`
+	// Control is the run-time control stream (package control): one partition, kept forever.
+	Control StreamConfig `mapstructure:"control"`
 
 	// Groups are the consumer group names the roles use (Frontera's by default).
 	Groups GroupsConfig `mapstructure:"groups"`
@@ -101,6 +103,7 @@ func DefaultConfig() Config {
 		SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 1},
 		ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
 		SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 1},
+		Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
 		Groups: GroupsConfig{
 			StrategyWorkerSpiderLog: bus.GroupStrategyWorkerSpiderLog,
 			DBWorkerSpiderLog:       bus.GroupDBWorkerSpiderLog,
@@ -142,6 +145,8 @@ func (c Config) Stream(s bus.Stream) (StreamConfig, bool) {
 		return c.ScoringLog, true
 	case bus.SpiderFeed:
 		return c.SpiderFeed, true
+	case bus.Control:
+		return c.Control, true
 	}
 	return StreamConfig{}, false
 }
@@ -162,7 +167,7 @@ func (c Config) Validate() error {
 	for _, s := range []struct {
 		key string
 		sc  StreamConfig
-	}{{"spider_log", c.SpiderLog}, {"scoring_log", c.ScoringLog}, {"spider_feed", c.SpiderFeed}} {
+	}{{"spider_log", c.SpiderLog}, {"scoring_log", c.ScoringLog}, {"spider_feed", c.SpiderFeed}, {"control", c.Control}} {
 		if err := validTopicName(s.sc.Topic); err != nil {
 			add("%s.topic: %v", s.key, err)
 		} else if other, dup := topics[s.sc.Topic]; dup {

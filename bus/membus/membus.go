@@ -63,12 +63,12 @@ func (c Config) Validate() error {
 		}
 	}
 	for s := range c.Partitions {
-		if !slices.Contains(bus.Streams, s) {
+		if !slices.Contains(bus.Streams, s) && s != bus.Control {
 			errs = append(errs, fmt.Errorf("membus: partitions: unknown stream %q", s))
 		}
 	}
 	for s, gs := range c.Groups {
-		if !slices.Contains(bus.Streams, s) {
+		if !slices.Contains(bus.Streams, s) && s != bus.Control {
 			errs = append(errs, fmt.Errorf("membus: groups: unknown stream %q", s))
 		}
 		for _, g := range gs {
@@ -122,7 +122,7 @@ func New(cfg Config, log *slog.Logger) (*Bus, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Bus{cfg: cfg, log: log, streams: make(map[bus.Stream]*stream)}
-	for _, s := range bus.Streams {
+	for s := range cfg.Partitions { // the three streams, and the control stream when configured
 		st := &stream{name: s, changed: make(chan struct{}), committed: make(map[string]map[int]int64)}
 		for range cfg.Partitions[s] {
 			st.parts = append(st.parts, &plog{})

@@ -2,7 +2,8 @@
 // messages into the HBase queue, puts each spider's next batch on its spider-feed partition when the
 // partition has room (its lag is below its last batch, or below db_worker.max_lag when set), and records page
 // metadata from the spider log. The roles can run in one process or apart (db_worker.roles: scoring, batches,
-// links).
+// links). It follows the control stream (pause,
+// resume, block, unblock: package control) and keeps the crawl-wide counters frontierctl status reads.
 //
 // Usage: dbworker --config configs/dbworker.yaml [--set db_worker.roles=batches]…
 package main
@@ -52,8 +53,13 @@ func run(ctx context.Context, env cli.Env) error {
 	env.Health.Add("hbase", hb.Unreachable)
 	dcfg := cfg.DBWorker
 	dcfg.StatsInterval = cfg.StatsInterval
-	w, err := dbworker.New(dcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
-		Logger: env.Logger, Registerer: env.Registry})
+	deps := dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(), Counters: hb.Domains(),
+		Logger: env.Logger, Registerer: env.Registry}
+	if ctl := cli.FollowControl(ctx, b, env, "dbworker"); ctl != nil {
+		defer ctl.Stop()
+		deps.Control = ctl.State
+	}
+	w, err := dbworker.New(dcfg, deps)
 	if err != nil {
 		return err
 	}

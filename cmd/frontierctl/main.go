@@ -1,6 +1,7 @@
-// Command frontierctl is the operator's tool for the servers Frontier runs on: it creates the Kafka topics with
-// the partition counts of the configs, and checks that Kafka and HBase's Thrift2 gateway answer real requests.
-// The scripts in deploy/ call it; it is also safe to run by hand.
+// Command frontierctl is the operator's tool: it creates the Kafka topics with the partition counts of the
+// configs and the HBase tables, checks that Kafka and HBase's Thrift2 gateway answer real requests, shows how
+// a running crawl is going, and controls it at run time. The scripts in deploy/ call it; it is also safe to
+// run by hand.
 //
 // Usage:
 //
@@ -9,8 +10,31 @@
 //	                         [--protocol binary|compact] [--set key=value]… [--timeout 120s]
 //	frontierctl probe kafka [--brokers host:port,…] [--timeout 5s]
 //	frontierctl probe hbase [--addr host:port] [--timeout 5s]
+//	frontierctl status [--config F] [--set k=v]… [--json] [--watch 5s] [--top 10]    a cluster
+//	frontierctl status --data-dir DIR [--json] [--watch 5s]                          a standalone crawl
+//	frontierctl seeds add [--config F] [--set k=v]… FILE
+//	frontierctl block|unblock [--config F] [--set k=v]… HOST_OR_DOMAIN…
+//	frontierctl pause|resume [--config F] [--set k=v]…
 //
-// topics creates the spider log, scoring log and spider feed topics (streams.*.topic, streams.*.partitions in the
+// status prints totals (queued, in flight, crawled, errors), pages/s over the last minute, the lag of every
+// spider-feed, spider-log and scoring-log partition per consumer group, the queue depth of each spider-feed
+// partition, the top hosts by queued URLs and by errors, the control state, and a verdict: crawling, idle (with
+// the reasons it can see) or finished (nothing queued, nothing in flight, every log consumed). Its exit status
+// is 0 when the crawl is finished, 3 while it is crawling and 4 when it is idle with work left, so a script
+// can wait with `until frontierctl status >/dev/null; do sleep 10; done`. With --watch it refreshes until the
+// crawl is finished. In a cluster the totals come from counters the DB worker keeps in the domain table,
+// not from a scan of the states; the queue depth is a key-only count of the queue table. For a standalone
+// crawl it reads DATA_DIR/status.json, which the running process rewrites every second.
+//
+// seeds add publishes the seeds of FILE on the spider log exactly as a spider started with --seeds does (the
+// same parser; an invalid line is reported with its number and skipped). block and unblock (a name covers its
+// subdomains), pause and resume are appended to the control stream (streams.control); every DB worker and
+// spider applies them, logs "control command applied" with the command's id and counts it in
+// frontier_control_commands_total. A blocked host's queued URLs stay queued and are dispatched after unblock.
+// These commands need a cluster: a standalone crawl has no control stream (stop it, edit, restart it with
+// --seeds to add seeds).
+//
+// topics creates the spider log, scoring log, spider feed and control topics (streams.*.topic, streams.*.partitions in the
 // config, with FRONTIER_* environment variables and --set applied as for every role), waits until every
 // partition has a leader, and is idempotent; a topic that already exists with another partition count is an
 // error naming both counts, and is never changed. --brokers overrides kafka.brokers.
@@ -22,7 +46,7 @@
 // probe kafka sends ApiVersions and Metadata; probe hbase calls listNamespaces and exists on hbase:meta through
 // the Thrift2 gateway (binary protocol, framed transport). Both exit 0 when the server answers, 1 otherwise.
 //
-// The exit status is 0 on success, 1 on failure and 2 on a usage error.
+// The exit status is 0 on success, 1 on failure and 2 on a usage error (status: 0, 3 or 4 as above).
 package main
 
 import (
@@ -56,11 +80,20 @@ const usage = `usage:
   frontierctl hbase-schema [--config configs/common.yaml] [--addr host:port] [--transport framed|buffered]
                            [--protocol binary|compact] [--set key=value]... [--timeout 120s]
   frontierctl probe kafka [--brokers host:port,...] [--timeout 5s]
-  frontierctl probe hbase [--addr host:port] [--timeout 5s]`
+  frontierctl probe hbase [--addr host:port] [--timeout 5s]
+  frontierctl status [--config F] [--set k=v]... [--json] [--watch 5s] [--top 10]
+  frontierctl status --data-dir DIR [--json] [--watch 5s]
+  frontierctl seeds add [--config F] [--set k=v]... FILE
+  frontierctl block|unblock [--config F] [--set k=v]... HOST_OR_DOMAIN...
+  frontierctl pause|resume [--config F] [--set k=v]...
+status exits 0 when the crawl is finished, 3 while crawling, 4 when idle with work left.`
 
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, environ, stdout, stderr)
+	var code exitCode
 	switch {
+	case errors.As(err, &code):
+		return int(code)
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
@@ -95,6 +128,12 @@ func dispatch(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 			return probeHBaseCmd(ctx, args[2:], stdout, stderr)
 		}
 		return fmt.Errorf("%w: unknown probe %q (kafka or hbase)", errUsage, args[1])
+	case "status":
+		return statusCmd(ctx, args[1:], environ, stdout, stderr)
+	case "seeds":
+		return seedsAdd(ctx, args[1:], environ, stdout, stderr)
+	case "block", "unblock", "pause", "resume":
+		return controlCmd(ctx, args[0], args[1:], environ, stdout, stderr)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	}
@@ -159,6 +198,7 @@ func topics(ctx context.Context, args, environ []string, stdout, stderr io.Write
 		{Name: cfg.Streams.SpiderLog.Topic, Partitions: cfg.Streams.SpiderLog.Partitions},
 		{Name: cfg.Streams.ScoringLog.Topic, Partitions: cfg.Streams.ScoringLog.Partitions},
 		{Name: cfg.Streams.SpiderFeed.Topic, Partitions: cfg.Streams.SpiderFeed.Partitions},
+		{Name: cfg.Streams.Control.Topic, Partitions: cfg.Streams.Control.Partitions},
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -7,7 +7,8 @@
 // crawl (see spider.Spider.InjectSeeds). The configuration gives the Kafka brokers, topics, codec and identity,
 // the spider section (politeness, timeouts, sizes: spider.Config) and, when warc.dir is set, the WARC output
 // (every fetched response archived through spider/archive). stats_interval and shutdown_timeout are the
-// common keys.
+// common keys. The spider follows the control stream: the requests of a host blocked with frontierctl block
+// are not fetched but returned to the queue.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
@@ -71,13 +73,24 @@ func run(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer log.Close()
+	var hold spider.Holder
+
+	if ctl := cli.FollowControl(ctx, b, env, "spider"); ctl != nil {
+		defer ctl.Stop()
+		scores, err := b.Producer(ctx, bus.ScoringLog, bus.Partitioner(partition.Crc32Name))
+		if err != nil {
+			return err
+		}
+		defer scores.Close()
+		hold = &control.Holder{State: ctl.State, Out: scores, Codec: c}
+	}
 
 	scfg := cfg.Spider
 	scfg.StatsInterval = cfg.StatsInterval
 	scfg.ShutdownTimeout = cfg.ShutdownTimeout
 	deps := spider.Deps{
 		Feed: feed, Log: log, Codec: c, Identity: id,
-		Partition: env.PartitionID, Seeds: env.Seeds,
+		Partition: env.PartitionID, Seeds: env.Seeds, Hold: hold,
 		Logger: env.Logger, Registerer: env.Registry,
 	}
 	var wr *warc.Writer

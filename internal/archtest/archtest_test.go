@@ -31,8 +31,8 @@ var levels = map[string]int{
 	"bus": 1, "bus/*": 1,
 	"warc": 1, "crawlstatus": 1,
 	"hbase": 2, "hbase/*": 2,
-	"pebblestore": 2,
-	"dbworker":    3, "strategyworker": 3,
+	"pebblestore": 2, "control": 2,
+	"dbworker": 3, "strategyworker": 3,
 	"spider": 3, "spider/*": 3,
 	"embedded": 4, "configs": 4,
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level

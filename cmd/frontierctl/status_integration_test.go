@@ -1,0 +1,323 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/control"
+	"github.com/frontiercrawl/frontier/crawlstatus"
+	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/hbase"
+	"github.com/frontiercrawl/frontier/identity"
+	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/spider"
+	_ "github.com/frontiercrawl/frontier/strategy/all"
+	"github.com/frontiercrawl/frontier/strategyworker"
+)
+
+// TestOperateClusterCrawl runs a small cluster crawl over real Kafka and HBase (topics and tables of its own)
+// and operates it with frontierctl as a person would: it blocks one host before any seed exists, adds the
+// seeds at run time, watches `status --json` report crawling, checks at the synthetic web's servers that the
+// blocked host got no request while every other host was crawled, unblocks it, and waits for `status` to
+// say finished (exit status 0) with totals equal to the outcomes on the spider log.
+func TestOperateClusterCrawl(t *testing.T) {
+	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	log := frontiertest.Logger(t)
+	runID := fmt.Sprintf("ctl%d", time.Now().UnixNano()%1e9)
+
+	// A config file for frontierctl naming this run's topics and tables.
+	dir := t.TempDir()
+	conf := fmt.Sprintf(`streams:
+  spider_log:  {topic: %[1]s-done, partitions: 2}
+  scoring_log: {topic: %[1]s-score, partitions: 1}
+  spider_feed: {topic: %[1]s-todo, partitions: 2}
+  control:     {topic: %[1]s-control, partitions: 1}
+kafka:
+  brokers: [%[2]q]
+hbase:
+  addr: %[3]q
+  table_prefix: %[1]s_
+`, runID, kafkaAddr, hbaseAddr)
+	config := filepath.Join(dir, "common.yaml")
+	if err := os.WriteFile(config, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctl := func(args ...string) (string, int) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		n := 1 // the flags go after the command's name
+		if args[0] == "seeds" {
+			n = 2
+		}
+		args = append(append(append([]string{}, args[:n]...), "--config", config), args[n:]...)
+		code := run(ctx, args, nil, &stdout, &stderr)
+		if code == 1 || code == 2 {
+			t.Fatalf("frontierctl %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+		}
+		return stdout.String(), code
+	}
+	if _, code := ctl("topics"); code != 0 {
+		t.Fatalf("topics: exit %d", code)
+	}
+	if _, code := ctl("hbase-schema"); code != 0 {
+		t.Fatalf("hbase-schema: exit %d", code)
+	}
+
+	kcfg := kafkabus.DefaultConfig()
+	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, runID
+	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: runID + "-done", Partitions: 2}
+	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: runID + "-score", Partitions: 1}
+	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: runID + "-todo", Partitions: 2}
+	kcfg.Control = kafkabus.StreamConfig{Topic: runID + "-control", Partitions: 1}
+	b, err := kafkabus.New(kcfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	hcfg := hbase.DefaultConfig()
+	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, runID+"_"
+	hb, err := hbase.New(ctx, hcfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
+			t.Logf("drop tables: %v", err)
+		}
+		hb.Close()
+	}()
+
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 4, 10
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 50*time.Millisecond, 50*time.Millisecond, 1<<20
+	site := web.Start(t, wcfg)
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("# run-time seeds\n"+strings.Join(site.Seeds(), "\n")+"\nnot a url\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The blocked host: the first content host.
+	blockedHost := site.Hosts()[0]
+	bu, err := url.Parse(blockedHost.Origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := bu.Hostname()
+
+	// The workers, each following the control stream as cmd/dbworker and cmd/spider do.
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := codec.Msgpack{}
+	var followers []*control.Follower
+	follow := func(name string) *control.State {
+		f, err := control.Follow(ctx, b, runID+"-"+name, 2*time.Second, log.With("follower", name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		followers = append(followers, f)
+		return f.State
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(runCtx)
+	dbcfg := dbworker.DefaultConfig()
+	dbcfg.PollInterval = 50 * time.Millisecond
+	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
+		Counters: hb.Domains(), Control: follow("dbworker"), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Go(func() error { return dbw.Run(gctx) })
+	for p := range 2 {
+		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
+			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Go(func() error { return sw.Run(gctx) })
+	}
+	for p := range 2 {
+		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer feed.Close()
+		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		scores, err := b.Producer(gctx, bus.ScoringLog, partition.Crc32Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer scores.Close()
+		scfg := spider.DefaultConfig()
+		scfg.Delay, scfg.RequestTimeout, scfg.MaxBodyBytes = 10*time.Millisecond, time.Second, 256<<10
+		scfg.CommitInterval, scfg.StateDir = 100*time.Millisecond, filepath.Join(dir, fmt.Sprint("spider", p))
+		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Logger: log, DialContext: site.DialContext,
+			Hold: &control.Holder{State: follow(fmt.Sprint("spider", p)), Out: scores, Codec: c}}
+		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
+	}
+	defer func() {
+		stop()
+		if err := g.Wait(); err != nil {
+			t.Error(err)
+		}
+		for _, f := range followers {
+			f.Stop()
+		}
+	}()
+
+	status := func() crawlstatus.Status {
+		t.Helper()
+		out, code := ctl("status", "--json")
+		var s crawlstatus.Status
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("status --json printed %q: %v", out, err)
+		}
+		if code != s.Verdict.ExitCode() {
+			t.Fatalf("status exit %d, verdict %s", code, s.Verdict.State)
+		}
+		return s
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+
+	// Nothing yet: finished (an empty crawl is a finished one).
+	if s := status(); s.Verdict.State != crawlstatus.Finished {
+		t.Fatalf("before any seed: verdict %s %v, want finished", s.Verdict.State, s.Verdict.Reasons)
+	}
+	// Block, and wait until every worker acknowledged it.
+	ctl("block", blocked)
+	waitFor("the block to be applied by every worker", func() bool {
+		for _, f := range followers {
+			if !f.State.Blocked(blocked) {
+				return false
+			}
+		}
+		return true
+	})
+	// Seeds at run time.
+	ctl("seeds", "add", seeds)
+	sawCrawling := false
+	var held crawlstatus.Status
+	waitFor("every host but the blocked one to be crawled", func() bool {
+		s := status()
+		sawCrawling = sawCrawling || s.Verdict.State == crawlstatus.Crawling
+		if s.Totals.Crawled == 0 || s.Totals.InFlight > 0 || s.Totals.Queued == 0 {
+			return false
+		}
+		for _, l := range s.Lags {
+			if l.Lag > 0 {
+				return false
+			}
+		}
+		for _, h := range s.TopQueued {
+			if h.Host != blocked {
+				return false
+			}
+		}
+		held = s
+		return true
+	})
+	if !sawCrawling {
+		t.Error("status never said crawling")
+	}
+	if !held.Control.Paused && (len(held.Control.Blocked) != 1 || held.Control.Blocked[0] != blocked) {
+		t.Errorf("status control = %+v, want %s blocked", held.Control, blocked)
+	}
+	if n := len(blockedHost.Requests()); n != 0 {
+		t.Fatalf("the blocked host %s answered %d requests after the block was acknowledged", blocked, n)
+	}
+	t.Logf("while %s was blocked: %d crawled, %d errors, %d of its URLs queued", blocked, held.Totals.Crawled, held.Totals.Errors, held.Totals.Queued)
+
+	ctl("unblock", blocked)
+	var final crawlstatus.Status
+	waitFor("status to say finished", func() bool {
+		final = status()
+		return final.Verdict.State == crawlstatus.Finished
+	})
+	if len(blockedHost.Requests()) == 0 {
+		t.Fatalf("the unblocked host %s got no request", blocked)
+	}
+	check, err := site.CheckCrawl(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !check.OK() {
+		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
+			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
+	}
+
+	// The totals are the spider log's outcomes, counted here from the log itself.
+	in, err := b.Consumer(ctx, bus.SpiderLog, runID+"-count", []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var pages, errs int64
+	for left := total(t, ctx, b, runID+"-count"); left > 0; {
+		msgs, err := in.Fetch(ctx, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left -= int64(len(msgs))
+		for _, m := range msgs {
+			e, err := c.DecodeMessage(m.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e.(type) {
+			case *frontier.PageCrawled:
+				pages++
+			case *frontier.RequestError:
+				errs++
+			}
+		}
+	}
+	if final.Totals.Crawled != pages || final.Totals.Errors != errs || final.Totals.Queued != 0 || final.Totals.InFlight != 0 {
+		t.Errorf("final totals %+v, want crawled %d, errors %d, nothing queued or in flight", final.Totals, pages, errs)
+	}
+	t.Logf("finished: %d crawled, %d errors; top errors %v", final.Totals.Crawled, final.Totals.Errors, final.TopErrors)
+}
+
+func total(t *testing.T, ctx context.Context, b *kafkabus.Bus, group string) int64 {
+	lags, err := b.Lag(ctx, bus.SpiderLog, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, l := range lags {
+		n += l
+	}
+	return n
+}
