@@ -74,6 +74,11 @@ type Config struct {
 	// a batch that exceeds it fails the worker, and is replayed by the next one. 0 (the default) sets no bound,
 	// so a batch waits out an outage of Kafka or HBase of any length and completes.
 	BatchTimeout time.Duration `mapstructure:"batch_timeout"`
+	// Partitions are the spider-feed partitions whose batches this process generates (Frontera's --partitions).
+	// Empty (the default): the DB workers running the batches role share the feed partitions among themselves
+	// through the bus (one owner per partition; a second worker takes a share, survivors take over a dead
+	// one's). Given, the process asks for exactly these; a partition another live worker owns is waited for.
+	Partitions []int `mapstructure:"partitions"`
 	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
 	// common stats_interval. 0 logs no stats line.
 	StatsInterval time.Duration `mapstructure:"-"`
@@ -95,6 +100,13 @@ func (c Config) Validate() error {
 		if !slices.Contains([]string{RoleScoring, RoleBatches, RoleLinks}, r) {
 			errs = append(errs, fmt.Errorf("roles: %q is not scoring, batches or links", r))
 		}
+	}
+	seen := map[int]bool{}
+	for _, p := range c.Partitions {
+		if p < 0 || seen[p] {
+			errs = append(errs, fmt.Errorf("partitions: %d is negative or listed twice", p))
+		}
+		seen[p] = true
 	}
 	for k, v := range map[string]int64{"batch_size": int64(c.BatchSize), "feed_batch": int64(c.FeedBatch)} {
 		if v <= 0 {
@@ -162,8 +174,14 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	nFeed := deps.Bus.Partitions(bus.SpiderFeed)
+	for _, p := range cfg.Partitions {
+		if p >= nFeed {
+			return nil, fmt.Errorf("dbworker: partitions: %d is outside [0, %d) (the spider feed has %d partitions)", p, nFeed, nFeed)
+		}
+	}
 	return &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
-		wake: make(chan struct{}, 1), nFeed: deps.Bus.Partitions(bus.SpiderFeed), last: map[int]int64{}}, nil
+		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}, nil
 }
 
 // Run runs the configured roles until ctx ends (nil) or one fails (its error).
@@ -189,26 +207,28 @@ func (w *Worker) Run(ctx context.Context) error {
 	return err
 }
 
-// allPartitions lists 0..n-1.
-func allPartitions(n int) []int {
-	ps := make([]int, n)
-	for i := range ps {
-		ps[i] = i
-	}
-	return ps
-}
+// Ownership groups: the DB workers running a role share that role's partitions through these (bus.Owner), so
+// that two DB workers never run the same role on the same partition.
+const (
+	OwnersScoring = bus.GroupDBWorkerScoringLog + "-owners" // scoring-log partitions, for the scoring role
+	OwnersLinks   = bus.GroupDBWorkerSpiderLog + "-owners"  // spider-log partitions, for the links role
+	OwnersBatches = "dbw-batches-owners"                    // spider-feed partitions, for the batches role
+)
 
-// consume runs handle over every batch of stream in group, committing after handle succeeds.
-func (w *Worker) consume(ctx context.Context, stream bus.Stream, group string, handle func(context.Context, []frontier.Message) error) error {
-	in, err := w.deps.Bus.Consumer(ctx, stream, group, allPartitions(w.deps.Bus.Partitions(stream)))
-	if err != nil {
-		return fmt.Errorf("dbworker: open %s: %w", stream, err)
-	}
-	defer in.Close()
-	if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, w.bounded(handle)); err != nil {
-		return fmt.Errorf("dbworker: %s: %w", stream, err)
-	}
-	return nil
+// consume runs handle over every batch of the partitions of stream this process owns (see bus.Own), in group,
+// committing after handle succeeds.
+func (w *Worker) consume(ctx context.Context, stream bus.Stream, owners, group string, handle func(context.Context, []frontier.Message) error) error {
+	return bus.Own(ctx, w.deps.Bus, stream, owners, nil, func(ctx context.Context, parts []int) error {
+		in, err := w.deps.Bus.Consumer(ctx, stream, group, parts)
+		if err != nil {
+			return fmt.Errorf("dbworker: open %s partitions %v: %w", stream, parts, err)
+		}
+		defer in.Close()
+		if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, w.bounded(handle)); err != nil {
+			return fmt.Errorf("dbworker: %s: %w", stream, err)
+		}
+		return nil
+	})
 }
 
 // bounded puts Config.BatchTimeout, if any, on each call of handle.
@@ -229,7 +249,7 @@ func (w *Worker) decode(m bus.Message) (frontier.Message, error) {
 
 // runScoring moves update_score messages into the queue.
 func (w *Worker) runScoring(ctx context.Context) error {
-	return w.consume(ctx, bus.ScoringLog, bus.GroupDBWorkerScoringLog, func(ctx context.Context, events []frontier.Message) error {
+	return w.consume(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, func(ctx context.Context, events []frontier.Message) error {
 		items := make([]queue.Item, 0, len(events))
 		for _, e := range events {
 			us, ok := e.(*frontier.UpdateScore)
@@ -288,17 +308,28 @@ func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
 		NotBefore: max(nb, 0), Request: v}, nil
 }
 
-// runBatches feeds every ready spider-feed partition from the queue.
+// runBatches feeds every ready spider-feed partition this process owns from the queue.
 func (w *Worker) runBatches(ctx context.Context) error {
 	out, err := w.deps.Bus.Producer(ctx, bus.SpiderFeed, nil) // each item goes to its own queue partition
 	if err != nil {
 		return fmt.Errorf("dbworker: open spider feed: %w", err)
 	}
 	defer out.Close()
+	var want []int
+	if len(w.cfg.Partitions) > 0 {
+		want = w.cfg.Partitions
+	}
+	return bus.Own(ctx, w.deps.Bus, bus.SpiderFeed, OwnersBatches, want, func(ctx context.Context, parts []int) error {
+		return w.feed(ctx, out, parts)
+	})
+}
+
+// feed generates the batches of the owned partitions parts until ctx ends.
+func (w *Worker) feed(ctx context.Context, out bus.Producer, parts []int) error {
 	tick := time.NewTicker(w.cfg.PollInterval)
 	defer tick.Stop()
 	for {
-		sent, err := w.generate(ctx, out)
+		sent, err := w.generate(ctx, out, parts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -320,8 +351,10 @@ func (w *Worker) runBatches(ctx context.Context) error {
 	}
 }
 
-// generate sends one batch to every partition whose lag is below MaxLag and returns how many requests it sent.
-func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
+// generate sends one batch to every owned partition whose lag is below MaxLag and returns how many requests it
+// sent. It checks before each batch that the partitions are still owned (ctx live), so a worker that lost a
+// partition to another dispatches nothing more for it.
+func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (int, error) {
 	if w.paused() {
 		return 0, nil
 	}
@@ -330,7 +363,10 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer) (int, error) {
 		return 0, fmt.Errorf("dbworker: feed lag: %w", err)
 	}
 	sent := 0
-	for p := range w.nFeed {
+	for _, p := range parts {
+		if ctx.Err() != nil {
+			return sent, nil
+		}
 		lag := lags[p]
 		w.m.lag.WithLabelValues(fmt.Sprint(p)).Set(float64(lag))
 		w.stats.lag.Store(sumLag(lags))
@@ -386,7 +422,7 @@ func (w *Worker) ready(p int, lag int64) bool {
 
 // runLinks records page metadata from the spider log.
 func (w *Worker) runLinks(ctx context.Context) error {
-	return w.consume(ctx, bus.SpiderLog, bus.GroupDBWorkerSpiderLog, func(ctx context.Context, events []frontier.Message) error {
+	return w.consume(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, func(ctx context.Context, events []frontier.Message) error {
 		now := w.deps.Now().Unix()
 		var pages []metadata.Page
 		add := func(r *frontier.Request, p metadata.Page) {

@@ -152,8 +152,29 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters)}, nil
 }
 
+// Owners is the ownership group of the strategy workers of partition p (bus.Owner): two workers started for
+// the same partition never both run; the second waits as a standby and takes over when the first dies.
+func Owners(p int) string { return fmt.Sprintf("%s-owners-%d", bus.GroupStrategyWorkerSpiderLog, p) }
+
 // Run consumes the partition until ctx ends or the strategy declares the crawl finished; it returns nil then.
+// It runs only while this process owns the partition (see bus.Own): a standby waits here.
 func (w *Worker) Run(ctx context.Context) error {
+	acquired := 0
+	return bus.Own(ctx, w.deps.Bus, bus.SpiderLog, Owners(w.deps.Partition), []int{w.deps.Partition}, func(ctx context.Context, _ []int) error {
+		acquired++
+		if acquired > 1 {
+			// Another worker owned the partition meanwhile and may have changed its states: start cold.
+			cache, err := state.NewCache(w.deps.States, w.cfg.Cache)
+			if err != nil {
+				return fmt.Errorf("strategyworker: %w", err)
+			}
+			w.cache = cache
+		}
+		return w.run(ctx)
+	})
+}
+
+func (w *Worker) run(ctx context.Context) error {
 	b := w.deps.Bus
 	in, err := b.Consumer(ctx, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{w.deps.Partition})
 	if err != nil {

@@ -25,8 +25,9 @@ type Config struct {
 	// Groups are the consumer group names the roles use (Frontera's by default).
 	Groups GroupsConfig `mapstructure:"groups"`
 
-	Producer ProducerConfig `mapstructure:"producer"`
-	Consumer ConsumerConfig `mapstructure:"consumer"`
+	Producer  ProducerConfig  `mapstructure:"producer"`
+	Consumer  ConsumerConfig  `mapstructure:"consumer"`
+	Ownership OwnershipConfig `mapstructure:"ownership"`
 
 	// DialTimeout bounds opening a connection to a broker.
 	DialTimeout time.Duration `mapstructure:"dial_timeout"`
@@ -128,6 +129,11 @@ func DefaultConfig() Config {
 			Buffer:          8192,
 			RetryBackoff:    100 * time.Millisecond,
 			RetryBackoffMax: 2 * time.Second,
+		},
+		Ownership: OwnershipConfig{
+			SessionTimeout:    10 * time.Second,
+			HeartbeatInterval: time.Second,
+			RebalanceTimeout:  20 * time.Second,
 		},
 		DialTimeout:    5 * time.Second,
 		RequestTimeout: 10 * time.Second,
@@ -232,6 +238,10 @@ func (c Config) Validate() error {
 	}
 	if c.MetadataTTL <= 0 {
 		add("metadata_ttl = %s, want > 0", c.MetadataTTL)
+	}
+	if o := c.Ownership; o.HeartbeatInterval <= 0 || o.SessionTimeout <= o.HeartbeatInterval || o.RebalanceTimeout <= 0 {
+		add("ownership: heartbeat_interval = %s, session_timeout = %s, rebalance_timeout = %s, want 0 < heartbeat_interval < session_timeout and rebalance_timeout > 0",
+			o.HeartbeatInterval, o.SessionTimeout, o.RebalanceTimeout)
 	}
 	if c.StartupWait < 0 {
 		add("startup_wait = %s, want >= 0", c.StartupWait)

@@ -30,6 +30,9 @@ import (
 	"github.com/frontiercrawl/frontier/warc"
 )
 
+// spiderOwners is the ownership group of the spiders of feed partition p (bus.Owner).
+func spiderOwners(p int) string { return fmt.Sprintf("%s-owners-%d", bus.GroupSpiderFeed, p) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -63,11 +66,6 @@ func run(ctx context.Context, env cli.Env) error {
 	}
 	defer b.Close()
 	env.Health.Add("kafka", b.Unreachable)
-	feed, err := b.Consumer(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed, []int{env.PartitionID})
-	if err != nil {
-		return err
-	}
-	defer feed.Close()
 	log, err := b.Producer(ctx, bus.SpiderLog, bus.Partitioner(partition.Fingerprint))
 	if err != nil {
 		return err
@@ -89,7 +87,7 @@ func run(ctx context.Context, env cli.Env) error {
 	scfg.StatsInterval = cfg.StatsInterval
 	scfg.ShutdownTimeout = cfg.ShutdownTimeout
 	deps := spider.Deps{
-		Feed: feed, Log: log, Codec: c, Identity: id,
+		Log: log, Codec: c, Identity: id,
 		Partition: env.PartitionID, Seeds: env.Seeds, Hold: hold,
 		Logger: env.Logger, Registerer: env.Registry,
 	}
@@ -105,7 +103,18 @@ func run(ctx context.Context, env cli.Env) error {
 		deps.Handler = &archive.Handler{W: wr}
 	}
 	env.Health.Set("startup", nil)
-	err = spider.Run(ctx, scfg, deps)
+	// One spider per feed partition: a second spider given the same --partition-id waits as a standby and
+	// takes over when the first dies (its feed position is the group's committed offset).
+	err = b.Own(ctx, bus.SpiderFeed, spiderOwners(env.PartitionID), []int{env.PartitionID}, func(ctx context.Context, parts []int) error {
+		feed, err := b.Consumer(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed, parts)
+		if err != nil {
+			return err
+		}
+		defer feed.Close()
+		d := deps
+		d.Feed = feed
+		return spider.Run(ctx, scfg, d)
+	})
 	if wr != nil {
 		if cerr := wr.Close(); err == nil {
 			err = cerr
