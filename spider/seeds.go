@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,27 +29,58 @@ const MaxSeedLine = 64 << 10
 // seedsPerMessage bounds the seeds of one add_seeds message.
 const seedsPerMessage = 1000
 
-// ParseSeedLine parses one line of a seed file. It returns (nil, nil) for a blank line or a comment (a line
-// whose first non-space character is '#'). A URL may be followed by spaces and a '#' comment. Anything else
-// that is not an absolute http(s) URL with a host is an error naming the problem.
-func ParseSeedLine(line string) (*url.URL, error) {
+// Seed is one seed of a seed file: its URL and, when the line gives one, its score.
+type Seed struct {
+	URL *url.URL
+	// Score is the seed's priority in [0, 1] from the line's optional second column; HasScore says whether
+	// the line had one. The strategy schedules the seed with it (strategy.Common.SeedScores).
+	Score    float64
+	HasScore bool
+}
+
+// ParseSeed parses one line of a seed file: an absolute http(s) URL, optionally followed by a score in
+// [0, 1], optionally followed by a '#' comment. It returns a nil URL for a blank line or a comment (a line
+// whose first non-space character is '#'). Anything else is a *SeedError naming the problem.
+func ParseSeed(line string) (Seed, error) {
 	line = strings.TrimSpace(line)
 	if line == "" || strings.HasPrefix(line, "#") {
-		return nil, nil
+		return Seed{}, nil
 	}
 	fields := strings.Fields(line)
-	if len(fields) > 1 && !strings.HasPrefix(fields[1], "#") {
-		return nil, &SeedError{Text: line, Err: errors.New("more than one word (a comment must start with #)")}
+	if i := slices.IndexFunc(fields, func(f string) bool { return strings.HasPrefix(f, "#") }); i >= 0 {
+		fields = fields[:i]
 	}
 	raw := fields[0]
+	var seed Seed
+	switch len(fields) {
+	case 1:
+	case 2:
+		sc, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil {
+			return Seed{}, &SeedError{Text: line, Err: errors.New("more than one word, and the second is not a score (a comment must start with #)")}
+		}
+		if !(sc >= 0 && sc <= 1) {
+			return Seed{}, &SeedError{Text: line, Err: fmt.Errorf("score %s is outside [0, 1]", fields[1])}
+		}
+		seed.Score, seed.HasScore = sc, true
+	default:
+		return Seed{}, &SeedError{Text: line, Err: errors.New("more than one word after the URL and its score (a comment must start with #)")}
+	}
 	if !strings.Contains(raw, "://") {
-		return nil, &SeedError{Text: raw, Err: errors.New("not an absolute URL (want http:// or https://)")}
+		return Seed{}, &SeedError{Text: raw, Err: errors.New("not an absolute URL (want http:// or https://)")}
 	}
 	u, err := links.Resolve(nil, raw)
 	if err != nil {
-		return nil, &SeedError{Text: raw, Err: err}
+		return Seed{}, &SeedError{Text: raw, Err: err}
 	}
-	return u, nil
+	seed.URL = u
+	return seed, nil
+}
+
+// ParseSeedLine is ParseSeed without the score.
+func ParseSeedLine(line string) (*url.URL, error) {
+	s, err := ParseSeed(line)
+	return s.URL, err
 }
 
 // SeedError is an invalid line of a seed file: ParseSeedLine returns it with Line 0, ReadSeeds sets Line.
@@ -114,7 +147,7 @@ func CheckSeeds(path string) (int, error) {
 	defer f.Close()
 	ns := &NoSeedsError{Path: path}
 	valid := 0
-	err = readSeeds(f, func(_ int, _ *url.URL) error { valid++; return nil }, func(se *SeedError) {
+	err = readSeeds(f, func(int, Seed) error { valid++; return nil }, func(se *SeedError) {
 		ns.NBad++
 		if len(ns.Bad) < maxSeedErrors {
 			ns.Bad = append(ns.Bad, se)
@@ -134,10 +167,16 @@ func CheckSeeds(path string) (int, error) {
 // longer than MaxSeedLine.
 func ReadSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedError)) error {
 	var n int
+	return readSeeds(r, func(line int, s Seed) error { return fn(line, s.URL) }, bad, &n)
+}
+
+// ReadSeedFile is ReadSeeds with each seed's score (see ParseSeed).
+func ReadSeedFile(r io.Reader, fn func(line int, s Seed) error, bad func(*SeedError)) error {
+	var n int
 	return readSeeds(r, fn, bad, &n)
 }
 
-func readSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedError), lines *int) error {
+func readSeeds(r io.Reader, fn func(line int, s Seed) error, bad func(*SeedError), lines *int) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxSeedLine)
 	n := 0
@@ -148,7 +187,7 @@ func readSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedE
 			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark
 		}
 		*lines = n
-		u, err := ParseSeedLine(text)
+		seed, err := ParseSeed(text)
 		if err != nil {
 			if bad != nil {
 				se, ok := err.(*SeedError)
@@ -160,8 +199,8 @@ func readSeeds(r io.Reader, fn func(line int, u *url.URL) error, bad func(*SeedE
 			}
 			continue
 		}
-		if u != nil {
-			if err := fn(n, u); err != nil {
+		if seed.URL != nil {
+			if err := fn(n, seed); err != nil {
 				return err
 			}
 		}
@@ -222,8 +261,12 @@ func (s *Spider) InjectSeeds(ctx context.Context, path string) error {
 		byHost[key] = seeds[:0]
 		return nil
 	}
-	err = readSeeds(f, func(_ int, u *url.URL) error {
+	err = readSeeds(f, func(_ int, seed Seed) error {
+		u := seed.URL
 		r := &frontier.Request{URL: u.String(), Method: http.MethodGet}
+		if seed.HasScore {
+			r.SetMetaScore(seed.Score)
+		}
 		fp, err := s.id.Fingerprint(r.URL)
 		if err != nil {
 			return fmt.Errorf("spider: seeds: fingerprint %s: %w", r.URL, err)

@@ -1,0 +1,64 @@
+package spider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseSeedScore(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		url   string
+		score string // "" = none
+		err   string // substring of the error
+	}{
+		{"http://a.com/ 0.75", "http://a.com/", "0.75", ""},
+		{"http://a.com/\t1   # the best", "http://a.com/", "1", ""},
+		{"http://a.com/ 0", "http://a.com/", "0", ""},
+		{"http://a.com/ #0.5 is a comment", "http://a.com/", "", ""},
+		{"http://a.com/ 1.5", "", "", `score 1.5 is outside [0, 1]`},
+		{"http://a.com/ -0.1", "", "", "outside [0, 1]"},
+		{"http://a.com/ NaN", "", "", "outside [0, 1]"},
+		{"http://a.com/ high", "", "", `the second is not a score`},
+		{"http://a.com/ 0.5 0.6", "", "", "more than one word after the URL and its score"},
+		{"a.com 0.5", "", "", "not an absolute URL"},
+	} {
+		s, err := ParseSeed(tc.line)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseSeed(%q) error = %v, want one containing %q", tc.line, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseSeed(%q): %v", tc.line, err)
+			continue
+		}
+		score := ""
+		if s.HasScore {
+			score = fmt.Sprint(s.Score)
+		}
+		if s.URL.String() != tc.url || score != tc.score {
+			t.Errorf("ParseSeed(%q) = %s %q, want %s %q", tc.line, s.URL, score, tc.url, tc.score)
+		}
+	}
+}
+
+// TestSeedFileErrorsNameTheLine: a bad score is reported with its line number and the other lines go on.
+func TestSeedFileErrorsNameTheLine(t *testing.T) {
+	var got []string
+	var errs []string
+	err := ReadSeedFile(strings.NewReader("# scores\nhttp://a/ 0.9\nhttp://b/ 9\nhttp://c/\n"),
+		func(line int, s Seed) error { got = append(got, fmt.Sprintf("%d:%s:%v", line, s.URL, s.Score)); return nil },
+		func(e *SeedError) { errs = append(errs, e.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[2:http://a/:0.9 4:http://c/:0]" {
+		t.Errorf("seeds %v", got)
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "line 3: ") || !strings.Contains(errs[0], `score 9 is outside [0, 1]`) {
+		t.Errorf("errors %q, want one naming line 3 and its score", errs)
+	}
+}
