@@ -36,7 +36,8 @@ var levels = map[string]int{
 	"spider": 3, "spider/*": 3,
 	"embedded": 4, "configs": 4,
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
-	"internal/cli":    5, "cmd/*": 6, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call.
+	"internal/cli":    5, "cmd/*": 7, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call,
+	"launch": 6, // and the importable roles (for mains built outside the module) between the two.
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
 	"internal/archtest": 6, "e2e": 6, "bench/*": 6,
@@ -50,7 +51,7 @@ var allowedSameLevel = map[[2]string]bool{}
 
 // testOnlyExceptions may import a test-only package from non-test code: standalone's --demo serves the
 // synthetic web so that the quick start crawls something real without a network.
-var testOnlyExceptions = map[[2]string]bool{{"cmd/standalone", "frontiertest/web"}: true}
+var testOnlyExceptions = map[[2]string]bool{{"cmd/standalone", "frontiertest/web"}: true, {"launch", "frontiertest/web"}: true}
 
 // clients are third-party network clients and the packages allowed to import them.
 var clients = map[string][]string{

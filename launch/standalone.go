@@ -1,28 +1,12 @@
-// Command standalone runs Frontier in one process (DESIGN.md §7): spiders, strategy workers and the DB worker as
-// goroutines over the in-process bus and Pebble (package embedded). It is the quick start, and the right tool
-// for a crawl that fits one machine.
-//
-// Usage:
-//
-//	standalone --demo                          crawl a synthetic 10-host site served on 127.0.0.2… and check
-//	                                           the crawl against the site's ground truth (no network needed)
-//	standalone --seeds FILE [--config F]       crawl from the seed URLs of FILE (one a line, # comments)
-//	standalone [--config F]                    resume the crawl kept in standalone.data_dir
-//	--set key=value                            override any configuration key (configs/standalone.yaml)
-//
-// The process stops by itself when the crawl is finished (standalone.stop_when_done), or on SIGTERM, after
-// draining and committing.
-package main
+package launch
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/frontiercrawl/frontier/configs"
@@ -30,21 +14,15 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/spider/archive"
-	_ "github.com/frontiercrawl/frontier/strategy/all"
 	"github.com/frontiercrawl/frontier/warc"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := cli.Main(ctx, "standalone", os.Args[1:], run); err != nil {
-		fmt.Fprintln(os.Stderr, "standalone:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, env cli.Env) error {
+// runStandalone is the standalone role (see the package doc of cmd/standalone).
+func runStandalone(ctx context.Context, env cli.Env) error {
 	cfg := env.Config
+	if err := checkStrategy(cfg); err != nil {
+		return err
+	}
 	ecfg := embeddedConfig(cfg)
 	id, err := cfg.Identity.New()
 	if err != nil {

@@ -1,0 +1,72 @@
+// Package launch is the entry point of the programs that run a crawl strategy (standalone and
+// strategyworker), importable so that a program built outside this module runs them too: a custom main
+// registers its own strategies with strategy.Register and calls Main, exactly as cmd/standalone and
+// cmd/strategyworker do (docs/strategies.md, examples/customstrategy). The role then finds the strategy by
+// the name strategy_worker.strategy gives, like a built-in one.
+//
+// It sits at level L6 with the mains' bootstrap (internal/cli) below it; cmd/* sit above it.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/frontiercrawl/frontier/configs"
+	"github.com/frontiercrawl/frontier/internal/cli"
+	"github.com/frontiercrawl/frontier/strategy"
+	_ "github.com/frontiercrawl/frontier/strategy/all" // the built-in strategies
+)
+
+// roles maps a role name to its run function.
+var roles = map[string]cli.RunFunc{
+	"standalone":     runStandalone,
+	"strategyworker": runStrategyWorker,
+}
+
+// Roles returns the role names Main and Run accept, sorted.
+func Roles() []string {
+	names := make([]string, 0, len(roles))
+	for r := range roles {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Main runs role with the process's arguments until SIGINT or SIGTERM, and exits with status 1 on an error
+// (the usage was printed for a bad command line). It does not return on an error.
+func Main(role string) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, role, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", role, err)
+		os.Exit(1)
+	}
+}
+
+// Run runs role with args (flags as the role's usage says) until ctx ends or the work is done.
+func Run(ctx context.Context, role string, args []string) error {
+	fn, ok := roles[role]
+	if !ok {
+		return fmt.Errorf("unknown role %q; known: %v", role, Roles())
+	}
+	return cli.Main(ctx, role, args, fn)
+}
+
+// checkStrategy builds the configured strategy once, so that an unknown name or a bad option stops the
+// program before it connects to anything, with the list of the strategies it knows.
+func checkStrategy(cfg *configs.Config) error {
+	if cfg.StrategyWorker.Strategy == "" {
+		return errors.New("strategy_worker.strategy is empty")
+	}
+	if _, err := strategy.New(cfg.StrategyWorker.Strategy, cfg.StrategyWorker.Options); err != nil {
+		return fmt.Errorf("strategy_worker: %w", err)
+	}
+	return nil
+}
