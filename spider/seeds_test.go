@@ -50,7 +50,10 @@ func TestSeedFileErrorsNameTheLine(t *testing.T) {
 	var got []string
 	var errs []string
 	err := ReadSeedFile(strings.NewReader("# scores\nhttp://a/ 0.9\nhttp://b/ 9\nhttp://c/\n"),
-		func(line int, s Seed) error { got = append(got, fmt.Sprintf("%d:%s:%v", line, s.URL, s.Score)); return nil },
+		func(line int, s Seed) error {
+			got = append(got, fmt.Sprintf("%d:%s:%v", line, s.URL, s.Score))
+			return nil
+		},
 		func(e *SeedError) { errs = append(errs, e.Error()) })
 	if err != nil {
 		t.Fatal(err)
