@@ -66,6 +66,11 @@ type Config struct {
 	PerHost int `mapstructure:"per_host"`
 	// MinHosts keeps a batch from being filled by a few hosts when more are queued (BC_MIN_HOSTS). Default 24.
 	MinHosts int `mapstructure:"min_hosts"`
+	// LinksCache is how many fingerprints of recorded links the links role remembers, so that a link found
+	// again on another page is not read and written again: its record already holds its first-seen time
+	// (metadata.Merge keeps the first), and only a later spelling of the same URL is not stored. 0 records
+	// every link. Default 500,000 (about 40 MB).
+	LinksCache int `mapstructure:"links_cache"`
 	// PollInterval is how often an idle batch generator re-checks the lags. Default 50ms.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// ShutdownTimeout bounds finishing the current batch after the context ends. Default 30s.
@@ -87,7 +92,7 @@ type Config struct {
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 512, FeedBatch: 8192,
-		PerHost: 4, MinHosts: 24, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
+		PerHost: 4, MinHosts: 24, LinksCache: 500_000, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
 }
 
 // Validate reports every invalid value.
@@ -113,8 +118,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s = %d, want > 0", k, v))
 		}
 	}
-	if c.PerHost < 0 || c.MinHosts < 0 || c.MaxLag < 0 {
-		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, max_lag = %d, want >= 0", c.PerHost, c.MinHosts, c.MaxLag))
+	if c.PerHost < 0 || c.MinHosts < 0 || c.MaxLag < 0 || c.LinksCache < 0 {
+		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, max_lag = %d, links_cache = %d, want >= 0",
+			c.PerHost, c.MinHosts, c.MaxLag, c.LinksCache))
 	}
 	if c.PollInterval <= 0 || c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("poll_interval = %v, shutdown_timeout = %v, want > 0", c.PollInterval, c.ShutdownTimeout))
@@ -422,9 +428,11 @@ func (w *Worker) ready(p int, lag int64) bool {
 
 // runLinks records page metadata from the spider log.
 func (w *Worker) runLinks(ctx context.Context) error {
+	seen := newSeenSet(w.cfg.LinksCache)
 	return w.consume(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, func(ctx context.Context, events []frontier.Message) error {
 		now := w.deps.Now().Unix()
 		var pages []metadata.Page
+		var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored
 		add := func(r *frontier.Request, p metadata.Page) {
 			fp, err := r.MetaFingerprint()
 			if err != nil {
@@ -444,6 +452,15 @@ func (w *Worker) runLinks(ctx context.Context) error {
 				}
 			case *frontier.LinksExtracted:
 				for _, r := range e.Links {
+					if fp, err := r.MetaFingerprint(); err == nil && seen != nil {
+						if _, err := r.MetaDepth(); err != nil { // a depth would be merged: record those always
+							if seen.has(fp) {
+								w.m.linksSkipped.Inc()
+								continue
+							}
+							links = append(links, fp)
+						}
+					}
 					add(r, metadata.Page{FirstSeen: now})
 				}
 			case *frontier.PageCrawled:
@@ -460,6 +477,9 @@ func (w *Worker) runLinks(ctx context.Context) error {
 		}
 		if err := w.deps.Pages.Put(ctx, pages); err != nil {
 			return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)
+		}
+		for _, fp := range links {
+			seen.add(fp)
 		}
 		w.m.pages.Add(float64(len(pages)))
 		w.stats.pages.Add(int64(len(pages)))

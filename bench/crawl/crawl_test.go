@@ -3,7 +3,10 @@ package crawl
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +26,29 @@ var (
 	flagLatency = flag.Duration("crawl.latency", 0, "simulated latency of one fetch")
 	flagSpiders = flag.Int("crawl.spiders", 0, "spiders (and strategy workers) of the standalone crawl; 0: the configuration's default")
 	flagTimeout = flag.Duration("crawl.timeout", 10*time.Minute, "longest a crawl may take")
+	flagHeapAt  = flag.Duration("crawl.heapat", 0, "write a heap profile (in use) this long into the crawl, to -crawl.heapprofile")
+	flagHeapOut = flag.String("crawl.heapprofile", "heap.prof", "where -crawl.heapat writes")
 )
+
+// heapAt writes a heap profile d into the crawl (the end-of-test -memprofile sees only what survived it).
+func heapAt(t *testing.T, d time.Duration) (stop func()) {
+	if d <= 0 {
+		return func() {}
+	}
+	tm := time.AfterFunc(d, func() {
+		f, err := os.Create(*flagHeapOut)
+		if err != nil {
+			t.Log(err)
+			return
+		}
+		defer f.Close()
+		runtime.GC()
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			t.Log(err)
+		}
+	})
+	return func() { tm.Stop() }
+}
 
 // standaloneConfig is the standalone mode as cmd/standalone builds it from the default configuration, with
 // delay 0 (the loopback web is ours), the data in dir, and the crawl stopping once done.
@@ -71,6 +96,7 @@ func runStandalone(t *testing.T, cfg embedded.Config, deps embedded.Deps) (embed
 	ctx, cancel := context.WithTimeout(t.Context(), *flagTimeout)
 	defer cancel()
 	start := time.Now()
+	defer heapAt(t, *flagHeapAt)()
 	sum, err := embedded.Run(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
