@@ -174,6 +174,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		return Summary{}, err
 	}
 	defer db.Close()
+	registerBloom(deps.Registerer, db)
 	if resumed {
 		if err := logResume(ctx, log, cfg, db); err != nil {
 			return Summary{}, err

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/crawlstatus"
@@ -126,4 +128,24 @@ func (st *stats) topErrors(n int) []crawlstatus.HostCount {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return crawlstatus.Top(st.errHosts, n)
+}
+
+// registerBloom exports the state Bloom filter's fill against its design size (for the "Bloom filter past its
+// design size" alert); nothing when the filter is disabled.
+func registerBloom(reg prometheus.Registerer, db *pebblestore.DB) {
+	bs := db.BloomStore()
+	if reg == nil || bs == nil || bs.Bloom() == nil {
+		return
+	}
+	b := bs.Bloom()
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_urls",
+			Help: "Distinct URLs added to the state Bloom filter."}, func() float64 { return float64(b.Count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_design_urls",
+			Help: "The number of URLs the state Bloom filter is designed for (pebble.bloom.expected)."},
+			func() float64 { return float64(b.Config().Expected) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "frontier_state_bloom_false_positives_total",
+			Help: "State reads the Bloom filter let through that found nothing."},
+			func() float64 { return float64(bs.FalsePositives.Load()) }),
+	)
 }

@@ -15,7 +15,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/dbworker"
@@ -59,6 +61,13 @@ func run(ctx context.Context, env cli.Env) error {
 		defer ctl.Stop()
 		deps.Control = ctl.State
 	}
+	// The lags of every log this crawl consumes, for dashboards and alerts (frontier_bus_lag_messages).
+	g := b.Config().Groups
+	stopLags := cli.ReportLags(ctx, b, 15*time.Second, []cli.StreamGroup{
+		{Stream: bus.SpiderLog, Group: g.StrategyWorkerSpiderLog}, {Stream: bus.SpiderLog, Group: g.DBWorkerSpiderLog},
+		{Stream: bus.ScoringLog, Group: g.DBWorkerScoringLog}, {Stream: bus.SpiderFeed, Group: g.SpiderFeed},
+	})
+	defer stopLags()
 	w, err := dbworker.New(dcfg, deps)
 	if err != nil {
 		return err

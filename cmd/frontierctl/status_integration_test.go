@@ -7,6 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/frontiercrawl/frontier"
@@ -23,6 +28,7 @@ import (
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/hbase"
@@ -89,14 +95,17 @@ hbase:
 	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: runID + "-score", Partitions: 1}
 	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: runID + "-todo", Partitions: 2}
 	kcfg.Control = kafkabus.StreamConfig{Topic: runID + "-control", Partitions: 1}
-	b, err := kafkabus.New(kcfg, log, nil)
+	// Every process's metrics, for the monitoring check at the end (one instance of each role registers).
+	reg := prometheus.NewRegistry()
+	rec := &recorder{Registerer: reg, names: map[string]bool{}}
+	b, err := kafkabus.New(kcfg, log, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	hcfg := hbase.DefaultConfig()
 	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, runID+"_"
-	hb, err := hbase.New(ctx, hcfg, log, nil)
+	hb, err := hbase.New(ctx, hcfg, log, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +140,11 @@ hbase:
 	c := codec.Msgpack{}
 	var followers []*control.Follower
 	follow := func(name string) *control.State {
-		f, err := control.Follow(ctx, b, runID+"-"+name, 2*time.Second, log.With("follower", name), nil)
+		var r prometheus.Registerer
+		if len(followers) == 0 {
+			r = rec
+		}
+		f, err := control.Follow(ctx, b, runID+"-"+name, 2*time.Second, log.With("follower", name), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,14 +156,14 @@ hbase:
 	dbcfg := dbworker.DefaultConfig()
 	dbcfg.PollInterval = 50 * time.Millisecond
 	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
-		Counters: hb.Domains(), Control: follow("dbworker"), Logger: log})
+		Counters: hb.Domains(), Control: follow("dbworker"), Logger: log, Registerer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.Go(func() error { return dbw.Run(gctx) })
 	for p := range 2 {
 		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
+			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log, Registerer: first(rec, p)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +189,8 @@ hbase:
 		scfg.Delay, scfg.RequestTimeout, scfg.MaxBodyBytes = 10*time.Millisecond, time.Second, 256<<10
 		scfg.CommitInterval, scfg.StateDir = 100*time.Millisecond, filepath.Join(dir, fmt.Sprint("spider", p))
 		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Logger: log, DialContext: site.DialContext,
-			Hold: &control.Holder{State: follow(fmt.Sprint("spider", p)), Out: scores, Codec: c}}
+			Registerer: first(rec, p),
+			Hold:       &control.Holder{State: follow(fmt.Sprint("spider", p)), Out: scores, Codec: c}}
 		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
 	}
 	defer func() {
@@ -308,6 +322,44 @@ hbase:
 		t.Errorf("final totals %+v, want crawled %d, errors %d, nothing queued or in flight", final.Totals, pages, errs)
 	}
 	t.Logf("finished: %d crawled, %d errors; top errors %v", final.Totals.Crawled, final.Totals.Errors, final.TopErrors)
+
+	// The dashboard's and alerts' metrics, against the /metrics pages of these workers and of a standalone
+	// crawl (the state Bloom filter lives in the standalone).
+	scrape := func(g prometheus.Gatherer) string {
+		srv := httptest.NewServer(promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+		defer srv.Close()
+		resp, err := http.Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	sreg := prometheus.NewRegistry()
+	srec := &recorder{Registerer: sreg, names: rec.names}
+	ecfg := embedded.DefaultConfig()
+	ecfg.DataDir, ecfg.StopWhenDone, ecfg.QuietPeriod = filepath.Join(dir, "standalone"), true, 500*time.Millisecond
+	ecfg.Spider.Delay, ecfg.Spider.RequestTimeout = 10*time.Millisecond, time.Second
+	ecfg.Pebble.Bloom.Expected = 100_000
+	sum, err := embedded.Run(ctx, ecfg, embedded.Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext,
+		Logger: log, Registerer: srec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("standalone crawl for the scrape: %d pages", sum.Pages)
+	checkMonitoring(t, scrape(reg)+scrape(sreg), rec.names)
+}
+
+// first passes reg to instance 0 of a role only: two instances cannot register the same names.
+func first(reg prometheus.Registerer, instance int) prometheus.Registerer {
+	if instance == 0 {
+		return reg
+	}
+	return nil
 }
 
 func total(t *testing.T, ctx context.Context, b *kafkabus.Bus, group string) int64 {
