@@ -70,6 +70,7 @@ func hostileCrawlConfig() Config {
 	cfg.Spider.MaxBodyBytes = 1 << 20
 	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
 	cfg.Pebble.Sync = false
+	cfg.StatsInterval = time.Second
 	return cfg
 }
 
@@ -83,6 +84,13 @@ func TestBenchHostileWeb(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 12, 150, true
 	wcfg.Hostile = web.Hostile{Redirects: 0.2, Failing: 0.05}
+	if os.Getenv("FRONTIER_BENCH_NOFAIL") != "" {
+		wcfg.Hostile.Failing = 0
+	}
 	site := web.Start(t, wcfg)
-	crawlSite(t, site, hostileCrawlConfig(), web.ReachOptions{})
+	cfg := hostileCrawlConfig()
+	if os.Getenv("FRONTIER_BENCH_NOHOSTBACKOFF") != "" {
+		cfg.Spider.HostFailures = 0
+	}
+	crawlSite(t, site, cfg, web.ReachOptions{})
 }

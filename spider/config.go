@@ -39,6 +39,16 @@ type Config struct {
 	// MaxRedirects is the longest redirect chain: the hop that would make it longer is reported as
 	// TooManyRedirects. Default 20 (Scrapy's REDIRECT_MAX_TIMES).
 	MaxRedirects int `mapstructure:"max_redirects"`
+	// HostFailures is how many transient failures in a row (500, 502, 503, 504, 522, 524, 408, 429, timeouts,
+	// resets, refused connections) back a host off as a whole: its next request waits HostBackoff, doubled at
+	// each further failure up to HostBackoffMax, so a failing host is not hammered while its URLs wait in the
+	// queue for their retries; a Retry-After longer than the wait is honoured. A success resets the count.
+	// Default 3; 0 disables.
+	HostFailures int `mapstructure:"host_failures"`
+	// HostBackoff is the first whole-host wait. Default 5s.
+	HostBackoff time.Duration `mapstructure:"host_backoff"`
+	// HostBackoffMax caps the whole-host wait (and a Retry-After). Default 5m.
+	HostBackoffMax time.Duration `mapstructure:"host_backoff_max"`
 	// MaxInFlight bounds the fetches running at once over all hosts. Default 2,048: on the real web a fetch
 	// takes 100-500 ms, so throughput comes from many hosts in flight at once.
 	MaxInFlight int `mapstructure:"max_in_flight"`
@@ -94,6 +104,9 @@ func DefaultConfig() Config {
 		RequestTimeout:  60 * time.Second,
 		MaxBodyBytes:    8 << 20,
 		MaxRedirects:    20,
+		HostFailures:    3,
+		HostBackoff:     5 * time.Second,
+		HostBackoffMax:  5 * time.Minute,
 		MaxInFlight:     2048,
 		MaxPending:      20_000,
 		FetchBatch:      512,
@@ -144,6 +157,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		bad("max_body_bytes", "%d, want > 0", c.MaxBodyBytes)
+	}
+	if c.HostFailures < 0 {
+		bad("host_failures", "%d, want >= 0", c.HostFailures)
+	}
+	if c.HostFailures > 0 && (c.HostBackoff <= 0 || c.HostBackoffMax < c.HostBackoff) {
+		bad("host_backoff", "%v with host_backoff_max %v, want 0 < host_backoff <= host_backoff_max", c.HostBackoff, c.HostBackoffMax)
 	}
 	if c.MaxRedirects < 0 {
 		bad("max_redirects", "%d, want >= 0", c.MaxRedirects)

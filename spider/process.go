@@ -3,7 +3,10 @@ package spider
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	frontier "github.com/frontiercrawl/frontier"
@@ -42,6 +45,9 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 	if f != nil {
 		s.m.bytes.Add(float64(f.WireBytes))
 		s.nBytes.Add(f.WireBytes)
+	}
+	if ctx.Err() == nil {
+		s.hostOutcome(it.u, f, err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -266,6 +272,83 @@ func discoveredAt(r *frontier.Request) int64 {
 		return int64(v)
 	case float64:
 		return int64(v)
+	}
+	return 0
+}
+
+// transientStatus reports whether an HTTP status is a transient failure of the host (the strategy worker
+// retries the URL; see strategyworker.RetryConfig).
+func transientStatus(status int) bool {
+	switch status {
+	case 500, 502, 503, 504, 522, 524, 408, 429:
+		return true
+	}
+	return false
+}
+
+// hostOutcome backs off a host that keeps failing: after Config.HostFailures transient failures in a row
+// (transient statuses, timeouts, resets, refused or broken connections) its next request waits
+// Config.HostBackoff, doubled at each further failure, up to Config.HostBackoffMax, or the failure's Retry-After
+// (429, 503) when longer (capped the same way). A single failure holds only its URL (the strategy worker
+// retries it after its backoff or Retry-After), not the host. A success resets the count.
+func (s *Spider) hostOutcome(u *url.URL, f *Fetched, err error) {
+	if s.cfg.HostFailures <= 0 {
+		return
+	}
+	transient, wait := false, time.Duration(0)
+	if err != nil {
+		switch ClassifyError(err) {
+		case ErrNameTimeout, ErrNameConnLost, ErrNameConnRefused, ErrNameConnection:
+			transient = true
+		}
+	} else if f != nil && transientStatus(f.Status) {
+		transient = true
+		if f.Status == http.StatusTooManyRequests || f.Status == http.StatusServiceUnavailable {
+			wait = retryAfter(f.Header.Get("Retry-After"), time.Now())
+		}
+	}
+	if err != nil && !transient {
+		return // DNS, TLS, robots, invalid URL: says nothing about the host's health
+	}
+	s.hostsMu.Lock()
+	defer s.hostsMu.Unlock()
+	h := s.hostLocked(u.Hostname())
+	if !transient {
+		h.fails = 0
+		return
+	}
+	h.fails++
+	over := h.fails - s.cfg.HostFailures
+	if over < 0 {
+		return
+	}
+	backoff := s.cfg.HostBackoff << min(over, 30)
+	if backoff <= 0 || backoff > s.cfg.HostBackoffMax {
+		backoff = s.cfg.HostBackoffMax
+	}
+	backoff = max(backoff, min(wait, s.cfg.HostBackoffMax))
+	if next := time.Now().Add(backoff); h.next.Before(next) {
+		h.next = next
+	}
+	s.m.hostBackoffs.Inc()
+	s.log.Info("host backed off", "host", h.name, "failures_in_a_row", h.fails, "for", backoff)
+}
+
+// retryAfter reads a Retry-After value (delay-seconds or an HTTP date) as a wait from now; 0 when absent or
+// unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 || secs > int64(365*24*time.Hour/time.Second) {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
 	}
 	return 0
 }

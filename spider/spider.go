@@ -97,6 +97,7 @@ type host struct {
 	queue   []*item
 	runners int
 	next    time.Time // earliest start of the next request to the host
+	fails   int       // transient failures in a row (see Config.HostFailures)
 }
 
 // item is one feed request on its way through the spider.

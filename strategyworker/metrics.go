@@ -12,6 +12,7 @@ type metrics struct {
 	rejected    prometheus.Counter
 	badRequests prometheus.Counter
 	redirects   *prometheus.CounterVec // by outcome: scheduled, seen
+	retries     *prometheus.CounterVec // by outcome: scheduled, gave_up
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -27,9 +28,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		redirects: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_redirects_total",
 			Help: "Redirect targets reported by the spiders, by outcome: scheduled (new), seen (already queued, crawled or in error: not fetched again)."},
 			[]string{"outcome"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_retries_total",
+			Help: "Transient failures (retry.statuses, retry.errors), by outcome: scheduled (tried again later), gave_up (retries spent: the URL ends ERROR)."},
+			[]string{"outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects)
+		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects, m.retries)
 	}
 	return m
 }

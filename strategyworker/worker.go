@@ -15,6 +15,16 @@
 // or registrable domain (budgets, discovery): the worker caches those in front of the domain metadata store
 // (Deps.Domains) and writes the batch's additions after flushing the states, before the commit.
 //
+// Redirects: the spiders do not follow 3xx answers; they report the target as a link carrying
+// redirect_times (see package spider). The worker puts such a target through the URL-seen test itself: a new
+// one is scheduled (at the redirecting request's depth and score) whatever the strategy would do with a link,
+// a URL already queued, crawled or in error is not, so a page reachable both directly and through redirects is
+// fetched once.
+//
+// Retries (RetryConfig): a transient failure (5xx, 408, 429, a timeout, a reset) is not shown to the strategy
+// while the request has retries left; the worker schedules it again through the queue with a due time and
+// the count in meta retry_times. The last failure reaches the strategy as a request_error.
+//
 // strategyworker sits at level L3: it imports the model, the codec, the bus, the state and strategy packages,
 // and no concrete store or bus; the caller (cmd/strategyworker, embedded) injects them.
 package strategyworker
@@ -55,6 +65,8 @@ type Config struct {
 	// runs; a batch that exceeds it fails the worker and is replayed by the next one. 0 (the default) sets no
 	// bound, so a batch waits out an outage of Kafka or HBase of any length and completes.
 	BatchTimeout time.Duration `mapstructure:"batch_timeout"`
+	// Retry configures retries of transient failures (5xx, 408, 429, timeouts, resets).
+	Retry RetryConfig `mapstructure:"retry"`
 	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
 	// common stats_interval. 0 logs no stats line.
 	StatsInterval time.Duration `mapstructure:"-"`
@@ -62,7 +74,8 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
-	return Config{Strategy: "bfs", BatchSize: 512, Cache: state.DefaultCacheConfig(), ShutdownTimeout: 30 * time.Second}
+	return Config{Strategy: "bfs", BatchSize: 512, Cache: state.DefaultCacheConfig(), ShutdownTimeout: 30 * time.Second,
+		Retry: DefaultRetryConfig()}
 }
 
 // Validate reports every invalid value.
@@ -79,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_timeout = %v, want > 0", c.ShutdownTimeout))
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.BatchTimeout < 0 {
 		errs = append(errs, fmt.Errorf("batch_timeout = %v, want >= 0 (0: no bound)", c.BatchTimeout))
@@ -241,7 +257,15 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			w.strat.Seeds(c, e.Seeds)
 		case *frontier.PageCrawled:
 			if e.Response.Request != nil {
-				w.strat.PageCrawled(c, e.Response)
+				retried, errName := w.retryPage(c, e.Response)
+				switch {
+				case retried:
+					continue // a transient failure, scheduled again: the strategy sees the last try only
+				case errName != "":
+					w.strat.RequestError(c, e.Response.Request, errName) // still failing after the last try
+				default:
+					w.strat.PageCrawled(c, e.Response)
+				}
 				// Every URL of the redirect chain was fetched too: mark the hops of this worker's host, so a
 				// link to one of them later is not fetched again (other hosts' owners get their own report).
 				for _, hop := range redirectHops(e.Response.Request) {
@@ -266,7 +290,9 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 				w.strat.LinksExtracted(c, e.Request, links)
 			}
 		case *frontier.RequestError:
-			w.strat.RequestError(c, e.Request, e.Error)
+			if !w.retryError(c, e.Request, e.Error) {
+				w.strat.RequestError(c, e.Request, e.Error)
+			}
 		}
 	}
 	if c.err != nil {
