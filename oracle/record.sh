@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # oracle/record.sh: runs the upstream projects' own test suites against their live code and records every
-# identity call they make (oracle/upstream_record.py), for identity/upstream_test.go to replay through
+# identity call they make (oracle/upstream_record.py), then generates the property-run cases
+# (oracle/gen_property.py), for identity/upstream_test.go and identity/property_test.go to replay through
 # Frontier.
 #
 #   .oracle/upstream.jsonl   every canonicalize_url / fingerprint call of w3lib 2.5.0 tests/test_url.py and
 #                            Scrapy 2.19.0 tests/test_utils_request.py, with the live result
+#   .oracle/property.jsonl   hypothesis-generated URLs (fixed seed) with w3lib's canonical forms and
+#                            Frontera's fingerprints; FRONTIER_PROPERTY_CASES cases (default 3000)
 #
 # Needs oracle/setup.sh first (the venv with pytest and hypothesis, the unpacked source distributions).
 set -euo pipefail
@@ -46,3 +49,6 @@ suite w3lib "$SRC/w3lib-2.5.0" tests/test_url.py
 suite scrapy "$SRC/scrapy-2.19.0" --noconftest -o addopts= tests/test_utils_request.py
 mv "$OUT/upstream.jsonl.tmp" "$OUT/upstream.jsonl"
 echo "recorded $(wc -l <"$OUT/upstream.jsonl") upstream calls in .oracle/upstream.jsonl"
+
+"$PY" -W ignore::DeprecationWarning "$ROOT/oracle/gen_property.py" --cases "${FRONTIER_PROPERTY_CASES:-3000}" \
+	--out "$OUT/property.jsonl"
