@@ -71,6 +71,10 @@ type Config struct {
 	// (metadata.Merge keeps the first), and only a later spelling of the same URL is not stored. 0 records
 	// every link. Default 500,000 (about 40 MB).
 	LinksCache int `mapstructure:"links_cache"`
+	// JobID is stamped as meta jid on every feed request, as Frontera's DB worker does: Frontera's spiders carry
+	// it back on the spider log and Frontera's workers drop events of another job. Default 0, Frontera's first
+	// job id.
+	JobID int64 `mapstructure:"job_id"`
 	// PollInterval is how often an idle batch generator re-checks the lags. Default 50ms.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// ShutdownTimeout bounds finishing the current batch after the context ends. Default 30s.
@@ -117,6 +121,9 @@ func (c Config) Validate() error {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s = %d, want > 0", k, v))
 		}
+	}
+	if c.JobID < 0 {
+		errs = append(errs, fmt.Errorf("job_id = %d, want >= 0", c.JobID))
 	}
 	if c.PerHost < 0 || c.MinHosts < 0 || c.MaxLag < 0 || c.LinksCache < 0 {
 		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, max_lag = %d, links_cache = %d, want >= 0",
@@ -305,6 +312,7 @@ func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
 	}
 	host := r.Hostname()
 	r.SetMetaScore(us.Score)
+	r.SetMetaJobID(w.cfg.JobID)
 	v, err := w.deps.Codec.EncodeRequest(r)
 	if err != nil {
 		return queue.Item{}, err

@@ -151,6 +151,11 @@ func TestScoringToFeedWithFlowControl(t *testing.T) {
 	if s, _ := got[0].MetaScore(); s != 0.95 {
 		t.Errorf("meta score of the re-scheduled URL = %v, want the later 0.95", s)
 	}
+	for _, rq := range got {
+		if jid, err := rq.MetaJobID(); err != nil || jid != 0 {
+			t.Errorf("meta jid of %s = %v, %v; want Frontera's first job id 0", rq.URL, jid, err)
+		}
+	}
 	waitFor(t, "the rest to stay queued", func() bool { n, _ := r.queue.Count(t.Context(), p); return n == 6 })
 	time.Sleep(3 * cfg.PollInterval)
 	if lag, _ := r.bus.Lag(t.Context(), bus.SpiderFeed, bus.GroupSpiderFeed); lag[p] != 4 {

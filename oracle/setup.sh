@@ -32,6 +32,12 @@ add_pkgs() { # dir stampname pkgs...
   echo "$*" > "$stamp"
 }
 add_pkgs .venv/oracle tests pytest==9.2.0 hypothesis==6.170.17
+# The Frontera interop harness (oracle/interop, e2e/frontera_test.go) runs Frontera's Kafka message bus, which
+# needs kafka-python (Frontera's "kafka" extra: kafka-python>=1.4.0). 2.0.6 is the newest release that still has
+# kafka.protocol.commit.GroupCoordinatorRequest, which frontera/contrib/messagebus/kafka/offsets_fetcher.py
+# imports (2.1.0 removed it); it talks to Kafka 3.9 and runs on Python 3.11+ (2.0.2 and older break on 3.12's
+# six.moves).
+add_pkgs .venv/oracle interop kafka-python==2.0.6
 
 # Source distributions (git-ignored): the upstream tests run from these (oracle/record.sh).
 sdist() { # name version
