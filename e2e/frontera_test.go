@@ -81,9 +81,10 @@ func TestFronteraSpiders(t *testing.T) {
 	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: strategyWorkers}
 	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
 	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: spiders}
+	kcfg.Control = kafkabus.StreamConfig{Topic: run + "-control", Partitions: 1} // Frontier's own; Frontera has none
 	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
 		{Name: kcfg.SpiderLog.Topic, Partitions: strategyWorkers}, {Name: kcfg.ScoringLog.Topic, Partitions: 1},
-		{Name: kcfg.SpiderFeed.Topic, Partitions: spiders},
+		{Name: kcfg.SpiderFeed.Topic, Partitions: spiders}, {Name: kcfg.Control.Topic, Partitions: 1},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +136,7 @@ func TestFronteraSpiders(t *testing.T) {
 		"streams.spider_log.topic=" + kcfg.SpiderLog.Topic, fmt.Sprintf("streams.spider_log.partitions=%d", strategyWorkers),
 		"streams.scoring_log.topic=" + kcfg.ScoringLog.Topic,
 		"streams.spider_feed.topic=" + kcfg.SpiderFeed.Topic, fmt.Sprintf("streams.spider_feed.partitions=%d", spiders),
+		"streams.control.topic=" + kcfg.Control.Topic,
 		"metrics.addr=127.0.0.1:0", "stats_interval=5s", "log.level=info",
 	}
 	procs := &processes{t: t, dir: dir}
