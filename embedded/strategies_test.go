@@ -1,0 +1,403 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/identity"
+	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/queue"
+	"github.com/frontiercrawl/frontier/strategy"
+	"github.com/frontiercrawl/frontier/strategy/revisit"
+)
+
+func writeSeeds(t *testing.T, dir string, lines []string) string {
+	t.Helper()
+	p := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// depths walks the site's link graph breadth first from the seeds: URL → its depth.
+func depths(site *web.Site, seeds []string) map[string]int {
+	d := map[string]int{}
+	frontier := seeds
+	for _, s := range seeds {
+		d[s] = 0
+	}
+	for level := 1; len(frontier) > 0; level++ {
+		var next []string
+		for _, u := range frontier {
+			for _, l := range site.Links(u) {
+				if _, ok := d[l]; !ok {
+					d[l] = level
+					next = append(next, l)
+				}
+			}
+		}
+		frontier = next
+	}
+	return d
+}
+
+// TestDiscoveryCrawl crawls a 12-host web from every home page with the discovery strategy and a budget of 8
+// pages per domain: every host's home page is fetched before any page at depth 2 (as the server's request
+// logs record the order), every host is reached, and no host gets more pages than its budget.
+func TestDiscoveryCrawl(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.Seed = true, 12, 20, 7
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	seeds := site.Seeds()
+	sort.Sort(sort.Reverse(sort.StringSlice(seeds))) // an order the crawl must not depend on
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy = "discovery"
+	cfg.StrategyWorker.Options = map[string]any{"max_pages": 8}
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, seeds), Identity: id, DialContext: site.DialContext,
+		Logger: frontiertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("summary: %+v", sum)
+
+	depth := depths(site, site.Seeds())
+	var firstDeep time.Time
+	var deepURL string
+	homes := map[string]time.Time{}
+	for _, h := range site.Hosts() {
+		n := 0
+		for _, r := range h.Requests() {
+			if r.Target == "/robots.txt" {
+				continue
+			}
+			n++
+			u := h.Origin + r.Target
+			if r.Target == "/" {
+				homes[h.Name] = r.Start
+			}
+			if depth[u] >= 2 && (firstDeep.IsZero() || r.Start.Before(firstDeep)) {
+				firstDeep, deepURL = r.Start, u
+			}
+		}
+		if n > 8 {
+			t.Errorf("%s: %d pages fetched, over the budget of 8", h.Name, n)
+		}
+		if n < 8 {
+			t.Errorf("%s: %d pages fetched, want the budget of 8 (every host has more pages)", h.Name, n)
+		}
+	}
+	if firstDeep.IsZero() {
+		t.Fatal("no page at depth 2 was fetched")
+	}
+	for _, h := range site.Hosts() {
+		at, ok := homes[h.Name]
+		if !ok {
+			t.Errorf("%s: home page never fetched", h.Name)
+		} else if !at.Before(firstDeep) {
+			t.Errorf("%s: home page fetched at %v, after the first depth-2 page %s at %v", h.Name, at, deepURL, firstDeep)
+		}
+	}
+}
+
+// changingSite is a small loopback site whose pages change on a known schedule: /static never changes,
+// /always changes at every request, /etag never changes and answers If-None-Match with 304.
+type changingSite struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	n   map[string]int // requests per path
+	nm  int            // 304 answers
+}
+
+func startChangingSite(t *testing.T) *changingSite {
+	s := &changingSite{n: map[string]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.n[r.URL.Path]++
+		n := s.n[r.URL.Path]
+		s.mu.Unlock()
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><body><a href="/static">s</a> <a href="/always">a</a> <a href="/etag">e</a></body></html>`)
+		case "/static":
+			fmt.Fprint(w, "<html><body>the same every time</body></html>")
+		case "/always":
+			fmt.Fprintf(w, "<html><body>version %d</body></html>", n)
+		case "/etag":
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				s.mu.Lock()
+				s.nm++
+				s.mu.Unlock()
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprint(w, "<html><body>tagged</body></html>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// snapshot returns the requests per path, and the 304 answers under "304".
+func (s *changingSite) snapshot() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{"304": s.nm}
+	for k, v := range s.n {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *changingSite) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[path]
+}
+
+// TestRevisitCrawl crawls the changing site with the revisit strategy (intervals 1s to 4s, starting at 2s) and
+// stops once each page was fetched four times. The intervals then have converged: the page that never changes
+// is due every 4s (the maximum), the one that always changes every 1s (the minimum), and the page with an
+// ETag was asked conditionally, answered 304, and counted as unchanged. The intervals are read from the
+// revisit requests left in the queue, so no timing enters the assertions.
+func TestRevisitCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crawl of about 15 seconds")
+	}
+	site := startChangingSite(t)
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spiders, cfg.StrategyWorkers = 1, 1
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy = "revisit"
+	cfg.StrategyWorker.Options = map[string]any{"min_interval": "1s", "initial_interval": "2s", "max_interval": "4s"}
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, cfg, Deps{Seeds: writeSeeds(t, dir, []string{site.srv.URL + "/"}), Identity: id, Logger: frontiertest.Logger(t)})
+		done <- err
+	}()
+	deadline := time.After(2 * time.Minute) // a bound on a stuck crawl, not a timing assertion
+	for site.count("/static") < 4 || site.count("/always") < 4 || site.count("/etag") < 4 {
+		select {
+		case err := <-done:
+			t.Fatalf("the crawl ended early: %v", err)
+		case <-deadline:
+			t.Fatalf("after 2 minutes: fetches %v", site.snapshot())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	pcfg := pebblestore.DefaultConfig()
+	pcfg.Dir = filepath.Join(dir, "pebble")
+	db, err := pebblestore.Open(pcfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	items, err := db.Queue().Next(t.Context(), 0, 1<<40, queue.Limits{Max: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := codec.New(cfg.Codec)
+	interval := map[string]int64{}
+	for _, it := range items {
+		r, err := c.DecodeRequest(it.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := r.Meta.Get(revisit.MetaKeyInterval)
+		n, _ := v.(int64)
+		interval[strings.TrimPrefix(r.URL, site.srv.URL)] = n
+		if it.NotBefore == 0 {
+			t.Errorf("%s: queued without a due time", r.URL)
+		}
+	}
+	want := map[string]int64{"/": 4, "/static": 4, "/always": 1, "/etag": 4}
+	if fmt.Sprint(interval) != fmt.Sprint(want) {
+		t.Errorf("revisit intervals (s) %v, want %v; fetches %v", interval, want, site.snapshot())
+	}
+	if site.snapshot()["304"] == 0 {
+		t.Error("/etag never answered 304: the conditional request was not sent")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restart without seeds resumes the revisits from the queue.
+	before := site.count("/always")
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		_, err := Run(ctx, cfg, Deps{Identity: id, Logger: frontiertest.Logger(t)})
+		done <- err
+	}()
+	deadline = time.After(2 * time.Minute)
+	for site.count("/always") < before+2 {
+		select {
+		case err := <-done:
+			t.Fatalf("the resumed crawl ended early: %v", err)
+		case <-deadline:
+			t.Fatalf("the resumed crawl revisited nothing in 2 minutes: fetches %v", site.snapshot())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// orderCrawl crawls a one-host web with the named strategy, one URL handed to the spider at a time (so the
+// queue's order is the fetch order), and returns the depth of each page in the order the server saw them.
+func orderCrawl(t *testing.T, name string, opts map[string]any) []int {
+	t.Helper()
+	wcfg := web.DefaultConfig()
+	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.LinksPerPage, wcfg.CrossHostLinks, wcfg.Seed = true, 1, 40, 3, 0, 3
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = time.Millisecond, 2*time.Second
+	cfg.DBWorker.FeedBatch, cfg.DBWorker.PerHost, cfg.DBWorker.MaxLag = 1, 1, 1
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy, cfg.StrategyWorker.Options = name, opts
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
+		Logger: frontiertest.Logger(t)}); err != nil {
+		t.Fatal(err)
+	}
+	depth := depths(site, site.Seeds())
+	var out []int
+	h := site.Hosts()[0]
+	for _, r := range h.Requests() {
+		if r.Target != "/robots.txt" {
+			out = append(out, depth[h.Origin+r.Target])
+		}
+	}
+	return out
+}
+
+// TestStrategyOrders crawls one web with bfs, dfs, basic and discovery and compares the orders the server
+// saw: bfs and discovery never fetch a page more than one level above the deepest fetched so far
+// (breadth first, up to the pages in flight), dfs goes deep at once, and all fetch the same pages.
+func TestStrategyOrders(t *testing.T) {
+	deepestAfter := func(ds []int, n int) int {
+		m := 0
+		for _, d := range ds[:min(n, len(ds))] {
+			m = max(m, d)
+		}
+		return m
+	}
+	orders := map[string][]int{}
+	for _, name := range []string{"bfs", "dfs", "basic", "discovery"} {
+		orders[name] = orderCrawl(t, name, map[string]any{"seed_scores": true})
+		t.Logf("%-9s depths in fetch order: %v", name, orders[name])
+	}
+	for _, name := range []string{"bfs", "discovery"} {
+		ds := orders[name]
+		for i := range ds {
+			if i > 0 && ds[i] < deepestAfter(ds, i)-1 {
+				t.Errorf("%s: fetch %d at depth %d after the crawl reached depth %d: %v", name, i, ds[i], deepestAfter(ds, i), ds)
+				break
+			}
+		}
+	}
+	if b, d := deepestAfter(orders["bfs"], 10), deepestAfter(orders["dfs"], 10); d <= b {
+		t.Errorf("after 10 fetches dfs reached depth %d and bfs %d: dfs should be deeper", d, b)
+	}
+	for name, ds := range orders {
+		if len(ds) != len(orders["bfs"]) {
+			t.Errorf("%s fetched %d pages, bfs %d", name, len(ds), len(orders["bfs"]))
+		}
+	}
+}
+
+// TestBudgetsOfEveryStrategy: the common options apply to a strategy that knows nothing of them (bfs here): a
+// per-domain budget of 6 pages, with host1.test's own host budget raised to 9 (host1 and its subdomains
+// www and blog share the domain host1.test, so that domain stays at 6 in all).
+func TestBudgetsOfEveryStrategy(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 5, 20
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 50*time.Millisecond, 50*time.Millisecond, 1<<20
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout, cfg.Spider.MaxBodyBytes = 5*time.Millisecond, time.Second, 1<<20
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy = "bfs"
+	cfg.StrategyWorker.Options = map[string]any{"domain_budget": 6, "host_budget": 4, "host_budgets": map[string]any{"host1.test": 9}}
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
+		Logger: frontiertest.Logger(t)}); err != nil {
+		t.Fatal(err)
+	}
+	byDomain := map[string]int{}
+	for _, h := range append(site.Hosts(), site.Special()...) {
+		n := 0
+		for _, r := range h.Requests() {
+			if r.Target != "/robots.txt" {
+				n++
+			}
+		}
+		byDomain[strategy.Domain(h.Name)] += n
+		if limit := map[bool]int{true: 9, false: 4}[h.Name == "host1.test"]; n > limit {
+			t.Errorf("%s: %d requests, over its host budget of %d", h.Name, n, limit)
+		}
+	}
+	for d, n := range byDomain {
+		if n > 6 {
+			t.Errorf("domain %s: %d requests, over the domain budget of 6", d, n)
+		}
+	}
+	// A budget counts URLs scheduled; a few of them (robots-disallowed) never reach the server.
+	if byDomain["host1.test"] <= 4 || byDomain["host4.test"] < 3 {
+		t.Errorf("requests by domain %v: want host1.test past the plain host budget (its own is 9) and host4.test near its 4", byDomain)
+	}
+}
