@@ -27,6 +27,7 @@ type metrics struct {
 	seedsInvalid     prometheus.Counter
 	handlerErrors    prometheus.Counter
 	decodeErrors     prometheus.Counter
+	duplicates       prometheus.Counter
 	reportErrors     prometheus.Counter
 	committed        prometheus.Gauge
 	messagesReport   prometheus.Counter
@@ -73,6 +74,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Errors returned by the response handler."}),
 		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_feed_decode_errors_total",
 			Help: "Feed messages skipped because they do not decode."}),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_feed_duplicates_total",
+			Help: "Feed requests dropped because a copy of the same URL was held already (a batch re-sent after a crash)."}),
 		reportErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_report_errors_total",
 			Help: "Failed sends to the spider log (retried)."}),
 		committed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_feed_committed_offset",
@@ -84,7 +87,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
-			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.reportErrors, m.committed,
+			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
 			m.messagesReport, m.held)
 	}
 	return m

@@ -347,9 +347,7 @@ func (s *Spider) reporter(ctx context.Context) {
 			if err == nil {
 				s.m.messagesReport.Add(float64(len(msgs)))
 				s.m.nMessages.Add(int64(len(msgs)))
-				for _, o := range batch {
-					s.tracker.done(o.entry)
-				}
+				s.reported(batch)
 				break
 			}
 			s.m.reportErrors.Inc()
@@ -370,6 +368,7 @@ func (s *Spider) reporter(ctx context.Context) {
 type entry struct {
 	msg  bus.Message
 	done bool
+	fp   string // the request's fingerprint, once claimed
 }
 
 // tracker keeps the feed messages in offset order and finds the contiguous watermark: the last message
@@ -382,9 +381,24 @@ type tracker struct {
 	last    bus.Message // the watermark
 	pending bool        // last is not committed yet
 	signal  chan struct{}
+	fps     map[string]bool // fingerprints of the entries from head on
 }
 
-func newTracker(max int) *tracker { return &tracker{max: max, signal: make(chan struct{}, 1)} }
+func newTracker(max int) *tracker {
+	return &tracker{max: max, signal: make(chan struct{}, 1), fps: map[string]bool{}}
+}
+
+// claim records e as the holder of fingerprint fp; false if an entry still tracked holds it already.
+func (t *tracker) claim(e *entry, fp string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fps[fp] {
+		return false
+	}
+	t.fps[fp] = true
+	e.fp = fp
+	return true
+}
 
 func (t *tracker) add(msg bus.Message) *entry {
 	e := &entry{msg: msg}
@@ -400,6 +414,9 @@ func (t *tracker) done(e *entry) {
 	moved := false
 	for t.head < len(t.q) && t.q[t.head].done {
 		t.last, t.pending, moved = t.q[t.head].msg, true, true
+		if fp := t.q[t.head].fp; fp != "" {
+			delete(t.fps, fp)
+		}
 		t.q[t.head] = nil
 		t.head++
 	}

@@ -80,6 +80,9 @@ type Spider struct {
 	ctx       context.Context // Run's context: fetches stop when it ends
 	transport *http.Transport // the transport New built (nil when Deps.Transport was given); Run closes its idle connections
 
+	// journal of reported feed offsets (nil unless the spider log is durable, see DurableProducer)
+	journal       *journal
+	lastCommitted int64 // the last feed offset committed (-1: none known); feed goroutine only
 	// offsets reported by the previous run (see feedState); used by the feed goroutine only
 	skip        map[int64]bool
 	skipAfter   int64
@@ -137,6 +140,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		hosts:     make(map[string]*host),
 		inflight:  make(chan struct{}, cfg.MaxInFlight),
 		errByName: make(map[string]int64),
+		skipAfter: -1, lastCommitted: -1,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -182,6 +186,13 @@ func (s *Spider) Run(ctx context.Context) error {
 		}
 	}
 	s.loadFeedState()
+	if s.durableLog() && s.cfg.StateDir != "" {
+		s.loadJournal()
+		if err := s.openJournal(); err != nil {
+			s.log.Warn("spider journal not written; a crash fetches again what was reported since the last commit", "err", err)
+		}
+		defer s.closeJournal()
+	}
 	repCtx, repCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer repCancel()
 	repDone := make(chan struct{})
@@ -211,6 +222,10 @@ func (s *Spider) Run(ctx context.Context) error {
 	defer cancel()
 	if err := s.commit(cctx); err != nil {
 		runErr = errors.Join(runErr, err)
+	} else if s.journal != nil {
+		if err := s.compactJournal(s.committedOffset()); err != nil {
+			s.log.Warn("spider journal not saved", "err", err)
+		}
 	} else if err := s.saveFeedState(); err != nil {
 		s.log.Warn("spider state not saved", "err", err)
 	}
@@ -296,25 +311,41 @@ func (s *Spider) commit(ctx context.Context) error {
 		return fmt.Errorf("spider: commit feed offset %d: %w", msg.Offset, err)
 	}
 	s.tracker.committed(msg)
+	s.lastCommitted = msg.Offset
 	s.m.committed.Set(float64(msg.Offset))
+	if j := s.journal; j != nil {
+		j.mu.Lock()
+		big := j.size > journalCompactBytes
+		j.mu.Unlock()
+		if big {
+			if err := s.compactJournal(msg.Offset); err != nil {
+				s.log.Warn("spider journal compaction", "err", err)
+			}
+		}
+	}
 	return nil
+}
+
+// committedOffset is the last feed offset known committed: this run's last commit, or the watermark of the
+// state the previous run left, or -1.
+func (s *Spider) committedOffset() int64 {
+	return max(s.lastCommitted, s.skipAfter)
 }
 
 // accept decodes one feed message and queues it on its host.
 func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 	e := s.tracker.add(msg)
 	s.m.pending.Set(float64(s.tracker.len()))
-	if s.skipped(msg.Offset) {
-		s.tracker.done(e)
-		return
-	}
+	skip := s.skipped(msg.Offset)
 	req, err := s.deps.Codec.DecodeRequest(msg.Value)
 	if err != nil {
-		s.m.decodeErrors.Inc()
-		if rep, ok := s.deps.Feed.(bus.MalformedReporter); ok {
-			rep.Malformed(msg, err)
-		} else {
-			s.log.Warn("feed message does not decode; skipped", "offset", msg.Offset, "err", err)
+		if !skip {
+			s.m.decodeErrors.Inc()
+			if rep, ok := s.deps.Feed.(bus.MalformedReporter); ok {
+				rep.Malformed(msg, err)
+			} else {
+				s.log.Warn("feed message does not decode; skipped", "offset", msg.Offset, "err", err)
+			}
 		}
 		s.tracker.done(e)
 		return
@@ -325,6 +356,10 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 		it.u, err = links.Normalize(raw)
 	}
 	if err != nil {
+		if skip {
+			s.tracker.done(e)
+			return
+		}
 		name := ErrNameInvalidURL
 		if errors.Is(err, links.ErrNotHTTP) {
 			name = ErrNameNotSupported
@@ -333,6 +368,18 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 		return
 	}
 	s.ensureMeta(req, it.u)
+	// A request already held (taken, not yet committed) comes again only when the DB worker re-sent a batch
+	// whose acknowledgement a crash lost: the copy held is fetched (or fetched again after a restart), so
+	// this one is dropped.
+	if fp, err := req.MetaFingerprint(); err == nil && !s.tracker.claim(e, string(fp)) {
+		s.m.duplicates.Inc()
+		s.tracker.done(e)
+		return
+	}
+	if skip {
+		s.tracker.done(e)
+		return
+	}
 	s.enqueue(it)
 }
 

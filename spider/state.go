@@ -83,17 +83,24 @@ func (s *Spider) loadFeedState() {
 }
 
 // skipped reports whether a fetched offset was reported by the previous run. The first fetched offset must
-// follow the saved watermark, or the state belongs to another feed and is dropped.
+// be above the saved watermark, or the state belongs to another feed and is dropped.
 func (s *Spider) skipped(offset int64) bool {
 	if s.skip == nil {
 		return false
 	}
 	if !s.skipChecked {
 		s.skipChecked = true
-		if offset != s.skipAfter+1 {
-			s.log.Warn("spider state does not match the feed position; ignored", "want_offset", s.skipAfter+1, "got", offset)
+		// The feed resumes after its committed offset, which is the saved watermark or (when a later commit
+		// was not followed by a save) beyond it; an offset at or below the watermark means another feed.
+		if offset <= s.skipAfter {
+			s.log.Warn("spider state does not match the feed position; ignored", "after", s.skipAfter, "got", offset)
 			s.skip = nil
 			return false
+		}
+		for o := range s.skip {
+			if o < offset {
+				delete(s.skip, o) // committed since: never delivered again
+			}
 		}
 	}
 	if s.skip[offset] {

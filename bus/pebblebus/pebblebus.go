@@ -383,6 +383,10 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	return nil
 }
 
+// Durable reports whether Send returns only once its messages survive the process being killed: true with
+// Config.Sync (the spider then journals what it reported, see spider.DurableProducer).
+func (p *producer) Durable() bool { return p.st.b.cfg.Sync }
+
 func (p *producer) Close() error {
 	p.closed.Store(true)
 	return nil
