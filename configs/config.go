@@ -13,6 +13,7 @@ import (
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 	"github.com/frontiercrawl/frontier/warc"
@@ -37,6 +38,9 @@ type Config struct {
 	WARC   warc.Config   `mapstructure:"warc"`
 	// StrategyWorker chooses the strategy and sizes the state cache.
 	StrategyWorker strategyworker.Config `mapstructure:"strategy_worker"`
+	// Scope is what links the crawl follows and its trap defences (package scope). Every role loads and
+	// validates it; the strategy workers apply it.
+	Scope scope.Config `mapstructure:"scope"`
 	// DBWorker sizes batches and flow control, and picks the DB worker's roles.
 	DBWorker dbworker.Config `mapstructure:"db_worker"`
 	// Standalone configures the single-process mode.
@@ -123,6 +127,7 @@ func DefaultConfig() Config {
 		Spider:         spider.DefaultConfig(),
 		WARC:           warc.DefaultConfig(),
 		StrategyWorker: strategyworker.DefaultConfig(),
+		Scope:          scope.DefaultConfig(),
 		DBWorker:       dbworker.DefaultConfig(),
 		Standalone: StandaloneConfig{DataDir: "data/standalone", Spiders: 2, StrategyWorkers: 2, StopWhenDone: true,
 			QuietPeriod: 2 * time.Second, Pebble: standalonePebble()},
@@ -171,6 +176,7 @@ func (c Config) Validate() error {
 		add("warc", c.WARC.Validate())
 	}
 	add("strategy_worker", c.StrategyWorker.Validate())
+	add("scope", c.Scope.Validate())
 	add("db_worker", c.DBWorker.Validate())
 	add("standalone", c.Standalone.Validate())
 	if c.StatsInterval <= 0 {

@@ -34,6 +34,9 @@ func TestGoodConfigs(t *testing.T) {
 	if cfg.Spider.ConnsPerHost != 2 || cfg.Spider.Delay != 250*time.Millisecond || cfg.Spider.MaxRedirects != 20 {
 		t.Errorf("spider section = %+v (max_redirects must keep its default)", cfg.Spider)
 	}
+	if cfg.Scope.Follow != "hosts" || cfg.Scope.MaxDepth != 5 || cfg.Scope.HostBudget != 500 || len(cfg.Scope.Exclude) != 1 || cfg.Scope.MaxURLBytes != 2048 {
+		t.Errorf("scope section = %+v", cfg.Scope)
+	}
 	if cfg.StrategyWorker.Strategy != "dfs" || cfg.StrategyWorker.Options["max_depth"] != 3 || cfg.StrategyWorker.Cache.MaxEntries != 1000 {
 		t.Errorf("strategy_worker section = %+v", cfg.StrategyWorker)
 	}
@@ -60,7 +63,7 @@ func TestBadConfigs(t *testing.T) {
 		{"bad.unknown-key.yaml", []string{"bad.unknown-key.yaml", `unknown key "streams.spider_log.partitons"`}},
 		{"bad.unknown-section.yaml", []string{`unknown key "kafak.brokers"`}},
 		{"bad.type.yaml", []string{"bad.type.yaml", "streams.spider_feed.partitions"}},
-		{"bad.values.yaml", []string{"log: level \"loud\"", "log: format \"xml\"", "codec: \"protobuf\"",
+		{"bad.values.yaml", []string{"scope: follow = \"everywhere\"", "scope: include[0]", "log: level \"loud\"", "log: format \"xml\"", "codec: \"protobuf\"",
 			"streams.spider_log: partitions = 0", "kafka.brokers: \"nohostport\"", "stats_interval: -1s"}},
 		{"bad.duration.yaml", []string{"shutdown_timeout"}},
 		{"bad.sections.yaml", []string{`unknown key "spider.user_agnt"`}},

@@ -94,3 +94,54 @@ func TestBenchHostileWeb(t *testing.T) {
 	}
 	crawlSite(t, site, cfg, web.ReachOptions{})
 }
+
+// TestCrawlHostileWeb crawls a web with redirects (sources found before and after their targets, same- and
+// cross-host, chains and a loop), pages failing transiently (500, 502, 503 twice, 504, 429 with Retry-After),
+// infinite URL spaces on every host (calendar, session ids, relative-link loop, ever deeper paths) and links
+// out of the seeds' domains, and checks it at the site's servers: every reachable in-scope page fetched, none
+// served twice, robots.txt obeyed, trap pages within the scope's limits, and the crawl ends by itself. Set
+// FRONTIER_HOSTILE_FULL=1 for the 12-host × 150-page web of issue 9's acceptance.
+func TestCrawlHostileWeb(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 6, 30
+	if os.Getenv("FRONTIER_HOSTILE_FULL") != "" {
+		wcfg.Hosts, wcfg.PagesPerHost = 12, 150
+	}
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 2<<20
+	wcfg.Seed = uint64(time.Now().UnixNano()) // a different discovery order every run; logged below
+	wcfg.Hostile = web.Hostile{Redirects: 0.2, Failing: 0.1, Traps: true}
+	t.Logf("web seed %d", wcfg.Seed)
+	site := web.Start(t, wcfg)
+
+	cfg := hostileCrawlConfig()
+	sc := &cfg.StrategyWorker.Scope
+	sc.MaxQueryVariants = 20
+	r := crawlSite(t, site, cfg, web.ReachOptions{InScope: web.SeedDomains(site.Seeds()...)})
+	c := r.check
+	if c.Coverage() != 1 || len(c.Missing) > 0 {
+		t.Errorf("coverage %.4f: missing %v", c.Coverage(), c.Missing)
+	}
+	if len(c.Twice) > 0 {
+		t.Errorf("served twice: %v", c.Twice)
+	}
+	if len(c.Unserved) > 0 {
+		t.Errorf("never answered 2xx (a transient failure not retried?): %v", c.Unserved)
+	}
+	if len(c.RobotsViolations) > 0 {
+		t.Errorf("robots violations: %v", c.RobotsViolations)
+	}
+	// Per host: the calendar and the two shop paths get max_query_variants each, the relative loop
+	// max_repeated_segments pages, the deep path max_path_segments - 1.
+	limit := 3*sc.MaxQueryVariants + sc.MaxRepeatedSegments + sc.MaxPathSegments - 1
+	for h, n := range r.traps {
+		if n > limit {
+			t.Errorf("%s: %d trap pages fetched, want <= %d", h, n, limit)
+		}
+	}
+	if len(r.traps) == 0 {
+		t.Error("no trap page fetched: the traps are not linked?")
+	}
+	if r.sum.Queued != 0 {
+		t.Errorf("%d still queued", r.sum.Queued)
+	}
+}

@@ -13,6 +13,7 @@ type metrics struct {
 	badRequests prometheus.Counter
 	redirects   *prometheus.CounterVec // by outcome: scheduled, seen
 	retries     *prometheus.CounterVec // by outcome: scheduled, gave_up
+	dropped     *prometheus.CounterVec // by reason (scope.Reasons)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -31,9 +32,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_retries_total",
 			Help: "Transient failures (retry.statuses, retry.errors), by outcome: scheduled (tried again later), gave_up (retries spent: the URL ends ERROR)."},
 			[]string{"outcome"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_dropped_total",
+			Help: "URLs dropped by the scope or a trap defence before the strategy could schedule them, by reason."},
+			[]string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects, m.retries)
+		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects, m.retries, m.dropped)
 	}
 	return m
 }

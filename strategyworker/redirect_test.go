@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/state"
 )
 
@@ -41,7 +42,8 @@ func TestRedirectTargetsGoThroughTheURLSeenTest(t *testing.T) {
 		}},
 	)
 	cfg := DefaultConfig()
-	cfg.Options = map[string]any{"max_depth": 1} // links of a depth-1 page are too deep; redirect targets are not
+	cfg.Options = map[string]any{"max_depth": 1}
+	cfg.Scope.Follow = scope.FollowAny // links of a depth-1 page are too deep; redirect targets are not
 	r.cfg = &cfg
 	r.runUntilIdle(t)
 	got := r.scores(t)

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,7 @@ import (
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/strategy"
 )
@@ -67,6 +69,9 @@ type Config struct {
 	BatchTimeout time.Duration `mapstructure:"batch_timeout"`
 	// Retry configures retries of transient failures (5xx, 408, 429, timeouts, resets).
 	Retry RetryConfig `mapstructure:"retry"`
+	// Scope is what links the crawl follows and its trap defences. Not a key of this section: it is the
+	// top-level scope section that every role shares (the main copies it here).
+	Scope scope.Config `mapstructure:"-"`
 	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
 	// common stats_interval. 0 logs no stats line.
 	StatsInterval time.Duration `mapstructure:"-"`
@@ -75,7 +80,7 @@ type Config struct {
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	return Config{Strategy: "bfs", BatchSize: 512, Cache: state.DefaultCacheConfig(), ShutdownTimeout: 30 * time.Second,
-		Retry: DefaultRetryConfig()}
+		Retry: DefaultRetryConfig(), Scope: scope.DefaultConfig()}
 }
 
 // Validate reports every invalid value.
@@ -95,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := c.Scope.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("scope: %w", err))
 	}
 	if c.BatchTimeout < 0 {
 		errs = append(errs, fmt.Errorf("batch_timeout = %v, want >= 0 (0: no bound)", c.BatchTimeout))
@@ -133,6 +141,7 @@ type Worker struct {
 	nEvents, nScheduled, nBatches atomic.Int64 // running totals for the stats line
 	// counters caches the strategy's counters; only the worker goroutine touches it.
 	counters *counters
+	scope    *scoper
 }
 
 // New checks the configuration and builds a worker.
@@ -164,8 +173,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		return nil, fmt.Errorf("strategyworker: %w", err)
 	}
 	registerCache(deps.Registerer, cache)
-	return &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
-		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters)}, nil
+	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
+		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters)}
+	if w.scope, err = newScoper(cfg.Scope, deps.Domains, w.m, w.log); err != nil {
+		return nil, fmt.Errorf("strategyworker: %w", err)
+	}
+	return w, nil
 }
 
 // Owners is the ownership group of the strategy workers of partition p (bus.Owner): two workers started for
@@ -250,11 +263,17 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	if err := w.counters.prefetch(ctx, hosts); err != nil {
 		return fmt.Errorf("strategyworker: read counters: %w", err)
 	}
+	if err := w.scope.prepare(ctx, events, w.deps.Now()); err != nil {
+		return err
+	}
 	for _, e := range events {
 		w.m.events.WithLabelValues(e.Name()).Inc()
 		switch e := e.(type) {
 		case *frontier.AddSeeds:
+			w.scope.seeds(c, e.Seeds)
+			c.seeding = true // seeds are the scope: no budget applies to them
 			w.strat.Seeds(c, e.Seeds)
+			c.seeding = false
 		case *frontier.PageCrawled:
 			if e.Response.Request != nil {
 				retried, errName := w.retryPage(c, e.Response)
@@ -275,10 +294,11 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 				}
 			}
 		case *frontier.LinksExtracted:
-			links := e.Links
+			links := w.scope.links(e.Request, e.Links)
 			if hasRedirect(links) {
-				links = make([]*frontier.Request, 0, len(e.Links))
-				for _, l := range e.Links {
+				all := links
+				links = make([]*frontier.Request, 0, len(all))
+				for _, l := range all {
 					if isRedirectTarget(l) {
 						w.scheduleRedirect(c, l)
 					} else {
@@ -412,14 +432,15 @@ func redirectHops(r *frontier.Request) []*frontier.Request {
 
 // batchContext is the strategy.Context of one batch.
 type batchContext struct {
-	ctx    context.Context
-	err    error // the first counter read that failed: the batch fails
-	w      *Worker
-	fps    map[*frontier.Request]frontier.Fingerprint
-	states map[string]state.Entry // by string(fingerprint)
-	dirty  map[string]frontier.Fingerprint
-	order  []frontier.Fingerprint // fingerprints to load, each once
-	out    []bus.Message
+	ctx     context.Context
+	err     error // the first counter read that failed: the batch fails
+	w       *Worker
+	fps     map[*frontier.Request]frontier.Fingerprint
+	states  map[string]state.Entry // by string(fingerprint)
+	dirty   map[string]frontier.Fingerprint
+	order   []frontier.Fingerprint // fingerprints to load, each once
+	out     []bus.Message
+	seeding bool // the strategy is handling seeds: the scope's budgets do not apply
 }
 
 func (c *batchContext) fingerprint(r *frontier.Request) frontier.Fingerprint {
@@ -568,6 +589,10 @@ func (c *batchContext) update(r *frontier.Request, f func(*state.Entry)) {
 	c.dirty[string(fp)] = fp
 }
 
+// ErrDropped is Schedule's error for a URL the scope's budgets drop (scope.ReasonHostBudget,
+// scope.ReasonQueryVariants); the drop is counted by reason.
+var ErrDropped = errors.New("strategyworker: dropped by the scope")
+
 // Schedule implements strategy.Context: it encodes an update_score for the scoring log, keyed by host.
 func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 	if err := strategy.CheckScore(score); err != nil {
@@ -578,12 +603,24 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 	if c.fingerprint(r) == nil {
 		return fmt.Errorf("strategyworker: %s has no fingerprint", r.URL)
 	}
+	first := !c.seeding && c.State(r) == frontier.NotCrawled
+	var u *url.URL
+	if first {
+		u, _ = url.Parse(r.URL)
+		if reason := c.w.scope.budget(c, r, u); reason != "" {
+			c.w.scope.drop(reason, r.URL)
+			return fmt.Errorf("%w: %s", ErrDropped, reason)
+		}
+	}
 	v, err := c.w.deps.Codec.EncodeMessage(&frontier.UpdateScore{Request: r, Score: score, Schedule: true})
 	if err != nil {
 		c.w.m.badRequests.Inc()
 		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
 	}
 	c.out = append(c.out, bus.Message{Key: []byte(r.Hostname()), Value: v})
+	if first {
+		c.w.scope.scheduled(c, r, u)
+	}
 	return nil
 }
 
@@ -603,11 +640,11 @@ func (w *Worker) statsLoop(ctx context.Context) {
 			last = now
 			ev, sc := w.nEvents.Load(), w.nScheduled.Load()
 			cs := w.cache.Stats()
-			w.log.Info("strategy worker stats",
-				"batches", w.nBatches.Load(),
+			attrs := []any{"batches", w.nBatches.Load(),
 				"events", ev, "events_per_s", rate(ev-prevEvents, secs),
 				"scheduled", sc, "scheduled_per_s", rate(sc-prevScheduled, secs),
-				"cache_entries", cs.Len, "cache_hits", cs.Hits, "cache_misses", cs.Misses)
+				"cache_entries", cs.Len, "cache_hits", cs.Hits, "cache_misses", cs.Misses}
+			w.log.Info("strategy worker stats", append(attrs, w.scope.droppedCounts()...)...)
 			prevEvents, prevScheduled = ev, sc
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/state"
 	_ "github.com/frontiercrawl/frontier/strategy/depth"
 	_ "github.com/frontiercrawl/frontier/strategy/discovery"
@@ -85,6 +86,7 @@ func (r *rig) publishRaw(t *testing.T, v []byte) {
 func (r *rig) runUntilIdle(t *testing.T) {
 	t.Helper()
 	cfg := DefaultConfig()
+	cfg.Scope.Follow = scope.FollowAny // these tests publish links without seeds (scope_test.go tests the scope)
 	if r.cfg != nil {
 		cfg = *r.cfg
 	}
@@ -224,7 +226,9 @@ func BenchmarkLinksExtracted(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer bb.Close()
-	w, err := New(DefaultConfig(), Deps{Bus: bb, Codec: codec.Msgpack{}, States: state.NewMemory(),
+	cfg := DefaultConfig()
+	cfg.Scope.Follow = scope.FollowAny // no seeds: every link counts
+	w, err := New(cfg, Deps{Bus: bb, Codec: codec.Msgpack{}, States: state.NewMemory(),
 		Fingerprint: func(u string) (frontier.Fingerprint, error) { return sha(u), nil }})
 	if err != nil {
 		b.Fatal(err)
@@ -264,6 +268,7 @@ func TestCountersAndRevisitSurviveRestarts(t *testing.T) {
 	r.domains = metadata.NewMemoryDomains()
 	cfg := DefaultConfig()
 	cfg.Strategy, cfg.Options = "discovery", map[string]any{"max_pages": 3}
+	cfg.Scope.Follow = scope.FollowAny // discovery goes to new domains
 	r.cfg = &cfg
 	r.publish(t, &frontier.AddSeeds{Seeds: []*frontier.Request{req("http://a.test/", -1)}},
 		&frontier.LinksExtracted{Request: req("http://a.test/", 0), Links: []*frontier.Request{req("http://a.test/1", -1)}})

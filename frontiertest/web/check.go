@@ -1,9 +1,12 @@
 package web
 
 import (
+	"net"
 	"net/url"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // loopPrefix starts the paths of host1's redirect loop.
@@ -39,9 +42,38 @@ func (c CrawlCheck) Coverage() float64 {
 	return float64(c.Reachable-len(c.Missing)) / float64(c.Reachable)
 }
 
-// CheckCrawl compares the requests the servers recorded (Fetches) with Reachable(seeds...).
+// CheckCrawl compares the requests the servers recorded (Fetches) with what a crawler with Frontier's default
+// scope reaches from seeds: links within the seeds' registered domains only (SeedDomains), so the special hosts
+// other than host1.test's subdomains are out of scope. CheckCrawlWith takes any other crawler.
 func (s *Site) CheckCrawl(seeds ...string) (CrawlCheck, error) {
-	return s.CheckCrawlWith(ReachOptions{}, seeds...)
+	return s.CheckCrawlWith(ReachOptions{InScope: SeedDomains(seeds...)}, seeds...)
+}
+
+// SeedDomains returns a scope predicate: whether a URL's host belongs to the registered domain (public suffix
+// + 1) of one of the seeds. www.host1.test and blog.host1.test are in host1.test's domain; slow.test is not.
+func SeedDomains(seeds ...string) func(rawURL string) bool {
+	domains := map[string]bool{}
+	for _, s := range seeds {
+		if u, err := url.Parse(s); err == nil {
+			domains[registered(u.Hostname())] = true
+		}
+	}
+	return func(raw string) bool {
+		u, err := url.Parse(raw)
+		return err == nil && domains[registered(u.Hostname())]
+	}
+}
+
+func registered(host string) string {
+	host = strings.ToLower(host)
+	if net.ParseIP(host) != nil {
+		return host
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return host
+	}
+	return d
 }
 
 // CheckCrawlWith is CheckCrawl for a crawler described by opts (e.g. one with a scope).

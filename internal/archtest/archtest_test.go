@@ -27,7 +27,7 @@ var levels = map[string]int{
 	"queue":     1, "queue/queuetest": 1,
 	"state": 1, "state/statetest": 1,
 	"metadata": 1, "metadata/metadatatest": 1,
-	"strategy": 1, "strategy/*": 1,
+	"strategy": 1, "strategy/*": 1, "scope": 1,
 	"bus": 1, "bus/*": 1,
 	"warc": 1, "crawlstatus": 1,
 	"hbase": 2, "hbase/*": 2,

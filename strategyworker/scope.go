@@ -1,0 +1,205 @@
+package strategyworker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/scope"
+)
+
+// Counter names of the scope in the domain metadata store (Deps.Domains).
+const (
+	// counterSeedHosts and counterSeedDomains count the seeds of each host name and registered domain: the
+	// scope's "seeds' hosts" and "seeds' domains", shared by every worker through the store.
+	counterSeedHosts   = "scope_seed_hosts"
+	counterSeedDomains = "scope_seed_domains"
+	// counterHostPages counts the URLs scheduled for the first time per host (scope.Config.HostBudget).
+	counterHostPages = "scope_host_pages"
+)
+
+// seedMissTTL is how long a host's absence from the seeds is trusted before the store is asked again (another
+// worker may record a seed of it meanwhile).
+const seedMissTTL = 10 * time.Second
+
+// maxSeedKeys bounds the in-memory seed-key caches; past it they start over from the store.
+const maxSeedKeys = 1 << 20
+
+// scoper applies the scope to one worker's links and schedules. Only the worker goroutine calls it, except
+// the atomic drop counts, which the stats line reads.
+type scoper struct {
+	f       *scope.Filter
+	store   metadata.Domains
+	log     *slog.Logger
+	known   map[string]bool      // seed keys present in the store
+	missing map[string]time.Time // seed keys absent, until when that is trusted
+	dropped []atomic.Int64       // by index in scope.Reasons
+	m       *metrics
+}
+
+func newScoper(cfg scope.Config, store metadata.Domains, m *metrics, log *slog.Logger) (*scoper, error) {
+	f, err := scope.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &scoper{f: f, store: store, log: log, known: map[string]bool{}, missing: map[string]time.Time{},
+		dropped: make([]atomic.Int64, len(scope.Reasons)), m: m}, nil
+}
+
+func (s *scoper) seedCounter() string {
+	if s.f.Config().Follow == scope.FollowHosts {
+		return counterSeedHosts
+	}
+	return counterSeedDomains
+}
+
+// prepare reads, in one store call, whether the hosts the batch's links lead to belong to the seeds'
+// scope, for the keys not cached.
+func (s *scoper) prepare(ctx context.Context, events []frontier.Message, now time.Time) error {
+	if s.f.Config().Follow == scope.FollowAny {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		le, ok := e.(*frontier.LinksExtracted)
+		if !ok {
+			continue
+		}
+		for _, l := range le.Links {
+			k := s.f.Key(l.Hostname())
+			if k == "" || seen[k] || s.known[k] {
+				continue
+			}
+			seen[k] = true
+			if until, ok := s.missing[k]; ok && now.Before(until) {
+				continue
+			}
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	got, err := s.store.Get(ctx, s.seedCounter(), keys)
+	if err != nil {
+		return fmt.Errorf("strategyworker: read the seeds' scope: %w", err)
+	}
+	if len(s.known) > maxSeedKeys {
+		clear(s.known)
+	}
+	if len(s.missing) > maxSeedKeys {
+		clear(s.missing)
+	}
+	for i, k := range keys {
+		if got[i] > 0 {
+			s.known[k] = true
+			delete(s.missing, k)
+		} else {
+			s.missing[k] = now.Add(seedMissTTL)
+		}
+	}
+	return nil
+}
+
+// seeds records the seeds' hosts or domains as in scope, here and (at the batch's end) in the store.
+func (s *scoper) seeds(c *batchContext, seeds []*frontier.Request) {
+	for _, r := range seeds {
+		k := s.f.Key(r.Hostname())
+		if k == "" {
+			continue
+		}
+		s.known[k] = true
+		delete(s.missing, k)
+		c.Add(s.seedCounter(), k, 1)
+	}
+}
+
+// links drops the links of page that are out of scope or caught by a trap rule, counting each by reason, and
+// returns the others (in a new slice when any is dropped).
+func (s *scoper) links(page *frontier.Request, links []*frontier.Request) []*frontier.Request {
+	parent, _ := page.MetaDepth()
+	var keep []*frontier.Request
+	for i, l := range links {
+		reason := s.check(l, parent)
+		if reason == "" {
+			if keep != nil {
+				keep = append(keep, l)
+			}
+			continue
+		}
+		if keep == nil {
+			keep = append(make([]*frontier.Request, 0, len(links)), links[:i]...)
+		}
+		s.drop(reason, l.URL)
+	}
+	if keep == nil {
+		return links
+	}
+	return keep
+}
+
+// check returns why l (a link of a page at depth parent, or a redirect target) is dropped, or "".
+func (s *scoper) check(l *frontier.Request, parent int64) string {
+	if reason := s.f.Check(l.URL); reason != "" {
+		return reason
+	}
+	depth := parent + 1
+	if isRedirectTarget(l) {
+		depth, _ = l.MetaDepth() // the spider gave it the depth of the URL that redirected
+	}
+	if reason := s.f.CheckDepth(depth); reason != "" {
+		return reason
+	}
+	if k := s.f.Key(l.Hostname()); k != "" && !s.known[k] {
+		return scope.ReasonOutOfScope
+	}
+	return ""
+}
+
+// budget returns why a URL scheduled for the first time is dropped (its host's budget or its path's query
+// variants are spent), or "".
+func (s *scoper) budget(c *batchContext, r *frontier.Request, u *url.URL) string {
+	if b := s.f.Config().HostBudget; b > 0 && c.Count(counterHostPages, r.Hostname()) >= b {
+		return scope.ReasonHostBudget
+	}
+	if u != nil && !s.f.QueryVariant(u) {
+		return scope.ReasonQueryVariants
+	}
+	return ""
+}
+
+// scheduled counts a URL scheduled for the first time against its host's budget and its path's variants.
+func (s *scoper) scheduled(c *batchContext, r *frontier.Request, u *url.URL) {
+	if s.f.Config().HostBudget > 0 {
+		c.Add(counterHostPages, r.Hostname(), 1)
+	}
+	if u != nil {
+		s.f.AddVariant(u)
+	}
+}
+
+func (s *scoper) drop(reason, rawURL string) {
+	if i := slices.Index(scope.Reasons, reason); i >= 0 {
+		s.dropped[i].Add(1)
+	}
+	s.m.dropped.WithLabelValues(reason).Inc()
+	s.log.Debug("URL dropped", "url", rawURL, "reason", reason)
+}
+
+// droppedCounts returns the drops so far by reason (the reasons with none left out), for the stats line.
+func (s *scoper) droppedCounts() []any {
+	var out []any
+	for i, r := range scope.Reasons {
+		if n := s.dropped[i].Load(); n > 0 {
+			out = append(out, "dropped_"+r, n)
+		}
+	}
+	return out
+}
