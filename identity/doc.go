@@ -26,7 +26,8 @@
 // drives ResolveReference for every case with an http(s) base or an absolute http(s) input. A property
 // run (oracle/gen_property.py) compares hypothesis-generated URLs (w3lib's strategy, arbitrary text, and
 // hostile URLs: every escape, IDNA, IPv4 and IPv6 form, dot segment and query form) in both w3lib modes
-// and the Frontera fingerprints. What these runs leave out is listed, each with its reason, in
+// and the Frontera fingerprints, and Scrapy requests (header names as str and bytes, include_headers
+// respelled) with both Scrapy fingerprints. What these runs leave out is listed, each with its reason, in
 // oracle/upstream_exclusions.tsv.
 //
 // Known, documented differences (by design, not bugs):

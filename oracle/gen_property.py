@@ -18,7 +18,9 @@ strategies, in turn:
 For each URL and a drawn keep_blank_values / keep_fragments it records w3lib 2.5's canonicalize_url with
 those options, w3lib 2.5's and w3lib 1.22's canonicalize_url with the defaults (1.22 in .venv/w3lib122, a
 subprocess), and Frontera 0.8.1's sha1, md5 and hostname_local_fingerprint of the default canonical form
-(what its UrlFingerprintMiddleware computes), each value or the exception raised.
+(what its UrlFingerprintMiddleware computes), each value or the exception raised. Then --requests Scrapy
+requests (URL, method, body, headers given as str or bytes names, include_headers in other spellings,
+keep_fragments, verbatim_url) with Scrapy 2.19's fingerprint() and the 2.6 request_fingerprint formula.
 """
 
 import argparse
@@ -91,6 +93,79 @@ def strategies():
     return [("urls", urls()), ("text", st.text(text_ch, max_size=40)), ("hostile", hostile)]
 
 
+HEADER_NAMES = ["Accept", "accept", "ACCEPT-LANGUAGE", "X-ID", "x-id", "Content-Type", "X-\u00dcn\u00ef", "\u00c4",
+                "\u00e4", "x-\u00fcn", "X-\u20acN", "x-\u03c3\u03c2", "X-\u0130", "ǅx", "a_b", "1a", "x-\u00df"]
+
+
+def request_strategy():
+    """Scrapy requests: URLs from hypothesis' urls(), methods, bodies, header names in every case and
+    script (str and bytes, as Scrapy stores each differently), include_headers in other spellings."""
+    from hypothesis import strategies as st
+    from hypothesis.provisional import urls
+
+    name = st.sampled_from(HEADER_NAMES)
+    spelling = lambda n: st.sampled_from([n, n.lower(), n.upper(), n.title()])  # noqa: E731
+
+    @st.composite
+    def request(draw):
+        headers = draw(st.lists(st.tuples(name, st.booleans(), st.lists(st.binary(max_size=6), min_size=1, max_size=2)),
+                                min_size=1, max_size=4))
+        include = None
+        if draw(st.integers(0, 3)) > 0:  # include_headers: mostly some of the request's names, respelled
+            pool = [h[0] for h in headers] + HEADER_NAMES[:3]
+            include = draw(st.lists(st.sampled_from(pool).flatmap(spelling), min_size=1, max_size=4))
+        return {"url": draw(urls()), "method": draw(st.sampled_from(["GET", "POST", "PUT", "HEAD", "get", "DELETE"])),
+                "body": draw(st.binary(max_size=8)), "headers": headers, "include_headers": include,
+                "keep_fragments": draw(st.booleans()), "verbatim_url": draw(st.booleans())}
+
+    return request()
+
+
+def generate_requests(n, seed):
+    from hypothesis import HealthCheck, given, settings, seed as hseed
+
+    got = []
+
+    @hseed(seed)
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(request_strategy())
+    def collect(d):
+        got.append(d)
+
+    collect()
+    return got
+
+
+def request_case(d):
+    """The request as Scrapy builds and holds it, with its fingerprints (None if Scrapy refuses it)."""
+    import base64
+
+    from scrapy import Request
+    from scrapy.utils.request import fingerprint
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from upstream_record import old_request_fingerprint
+
+    hdrs = {}
+    for n, as_bytes, vals in d["headers"]:
+        hdrs[n.encode() if as_bytes else n] = vals
+    try:
+        r = Request(d["url"], method=d["method"], body=d["body"], headers=hdrs,
+                    meta={"verbatim_url": True} if d["verbatim_url"] else {})
+    except Exception:  # noqa: BLE001 - not a request Scrapy makes
+        return None
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    c = {"strategy": "requests", "url": r.url, "method": r.method, "body": b64(r.body),
+         "headers": [[b64(k), [b64(v) for v in r.headers.getlist(k)]] for k in r.headers.keys()],
+         "include_headers": d["include_headers"], "keep_fragments": d["keep_fragments"],
+         "verbatim_url": d["verbatim_url"]}
+    c["scrapy"] = outcome(lambda: fingerprint(r, include_headers=d["include_headers"],
+                                              keep_fragments=d["keep_fragments"]).hex())
+    c["scrapy_2_6"] = outcome(old_request_fingerprint, r, include_headers=d["include_headers"],
+                              keep_fragments=d["keep_fragments"])
+    return c
+
+
 def generate(n, seed):
     from hypothesis import HealthCheck, given, settings, seed as hseed, strategies as st
 
@@ -144,6 +219,7 @@ def run_w3lib122():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=3000)
+    ap.add_argument("--requests", type=int, default=1000, help="Scrapy requests (fingerprint, 2.6 formula)")
     ap.add_argument("--seed", type=int, default=20261125)
     ap.add_argument("--out", required=True)
     ap.add_argument("mode", nargs="?", default="gen")
@@ -182,7 +258,13 @@ def main():
                 c["md5"] = outcome(md5, key)
                 c["hostname_local"] = outcome(hostname_local_fingerprint, key)
             f.write(json.dumps(c, sort_keys=True) + "\n")
-    print("wrote %d property cases to %s (seed %d)" % (len(cases), args.out, args.seed))
+        nreq = 0
+        for d in generate_requests(args.requests, args.seed):
+            c = request_case(d)
+            if c is not None:
+                nreq += 1
+                f.write(json.dumps(c, sort_keys=True) + "\n")
+    print("wrote %d property cases and %d Scrapy requests to %s (seed %d)" % (len(cases), nreq, args.out, args.seed))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 #   .oracle/upstream.jsonl   every canonicalize_url / fingerprint call of w3lib 2.5.0 tests/test_url.py and
 #                            Scrapy 2.19.0 tests/test_utils_request.py, with the live result
 #   .oracle/property.jsonl   hypothesis-generated URLs (fixed seed) with w3lib's canonical forms and
-#                            Frontera's fingerprints; FRONTIER_PROPERTY_CASES cases (default 3000)
+#                            Frontera's fingerprints; FRONTIER_PROPERTY_CASES cases (default 3000), then
+#                            FRONTIER_PROPERTY_REQUESTS Scrapy requests (default 1000) with their fingerprints
 #
 # Needs oracle/setup.sh first (the venv with pytest and hypothesis, the unpacked source distributions).
 set -euo pipefail
@@ -51,4 +52,4 @@ mv "$OUT/upstream.jsonl.tmp" "$OUT/upstream.jsonl"
 echo "recorded $(wc -l <"$OUT/upstream.jsonl") upstream calls in .oracle/upstream.jsonl"
 
 "$PY" -W ignore::DeprecationWarning "$ROOT/oracle/gen_property.py" --cases "${FRONTIER_PROPERTY_CASES:-3000}" \
-	--out "$OUT/property.jsonl"
+	--requests "${FRONTIER_PROPERTY_REQUESTS:-1000}" --out "$OUT/property.jsonl"
