@@ -99,8 +99,9 @@ func siteRequests(site *web.Site) int {
 
 // killPlan is one interruption: the signal, sent once the site has answered frac of the reachable pages.
 type killPlan struct {
-	sig  syscall.Signal
-	frac float64
+	sig   syscall.Signal
+	frac  float64
+	after time.Duration // instead of frac: this long after the run started
 }
 
 // killResult is what one interrupted run left: when the signal went, and the fetches in flight then: pages
@@ -139,8 +140,8 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 		}
 		plan := plans[i]
 		target := max(1, int(plan.frac*float64(reachable)))
-		ended := false
-		for !ended && siteRequests(site) < target {
+		deadline := time.Now().Add(plan.after)
+		for plan.after > 0 && time.Now().Before(deadline) || plan.after == 0 && siteRequests(site) < target {
 			select {
 			case err := <-p.done:
 				t.Fatalf("run %d ended before its kill (%v):\n%s", i, err, tail(p.out.String(), 40))
@@ -219,13 +220,13 @@ func TestStandaloneKillResume(t *testing.T) {
 	reachable := len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
 	extra := []string{"--set", "spider.delay=20ms", "--set", "standalone.quiet_period=300ms", "--set", "shutdown_timeout=20s"}
 	plans := []killPlan{
-		{syscall.SIGKILL, 0.02}, // among the first requests
-		{syscall.SIGTERM, 0.08},
-		{syscall.SIGKILL, 0.2},
-		{syscall.SIGTERM, 0.35},
-		{syscall.SIGKILL, 0.5},
-		{syscall.SIGKILL, 0.62},
-		{syscall.SIGTERM, 0.8},
+		{sig: syscall.SIGKILL, frac: 0.02}, // among the first requests
+		{sig: syscall.SIGTERM, frac: 0.08},
+		{sig: syscall.SIGKILL, frac: 0.2},
+		{sig: syscall.SIGTERM, frac: 0.35},
+		{sig: syscall.SIGKILL, frac: 0.5},
+		{sig: syscall.SIGKILL, frac: 0.62},
+		{sig: syscall.SIGTERM, frac: 0.8},
 	}
 	results := crawlWithKills(t, bin, site, reachable, extra, plans)
 
@@ -413,4 +414,48 @@ func unreported(t *testing.T, dataDir string, spiders int) map[string]bool {
 		out[r.URL] = true
 	}
 	return out
+}
+
+// TestReliabilityTable measures docs/reliability.md's table: a 40-host × 200-page loopback web, spider delay 0,
+// crawled by the standalone binary uninterrupted, then stopped by SIGTERM after 6 s and run again until it ends,
+// then killed with -9 after 6 s and run again; it reports the unique pages each fetched. It takes minutes, so
+// it runs only with FRONTIER_RELIABILITY_TABLE=1:
+//
+//	FRONTIER_RELIABILITY_TABLE=1 go test -tags integration -run TestReliabilityTable -v ./e2e
+func TestReliabilityTable(t *testing.T) {
+	if os.Getenv("FRONTIER_RELIABILITY_TABLE") == "" {
+		t.Skip("set FRONTIER_RELIABILITY_TABLE=1 to measure docs/reliability.md's table")
+	}
+	bin := buildStandalone(t)
+	for _, tc := range []struct {
+		name  string
+		plans []killPlan
+	}{
+		{"uninterrupted", nil},
+		{"SIGTERM after 6 s, then again until it ends", []killPlan{{sig: syscall.SIGTERM, after: 6 * time.Second}}},
+		{"kill -9 after 6 s, then again until it ends", []killPlan{{sig: syscall.SIGKILL, after: 6 * time.Second}}},
+	} {
+		wcfg := web.DefaultConfig()
+		wcfg.Hosts, wcfg.PagesPerHost = 40, 200
+		wcfg.Plain, wcfg.UseIPs = true, true
+		site, err := web.New(wcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := site.Reachable(site.Seeds()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reachable := len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
+		start := time.Now()
+		crawlWithKills(t, bin, site, reachable, []string{"--set", "spider.delay=0s"}, tc.plans)
+		wall := time.Since(start)
+		check, err := site.CheckCrawl(site.Seeds()...)
+		site.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("| %s | %d | %d of %d reachable never fetched | %d fetched twice | %.1f s |", tc.name,
+			check.Reachable-len(check.Missing), len(check.Missing), check.Reachable, len(check.Twice), wall.Seconds())
+	}
 }

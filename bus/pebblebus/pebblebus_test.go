@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // openDB opens a Pebble database in dir of fs, closed by t.Cleanup.
 func openDB(t testing.TB, fs vfs.FS, dir string) *pebble.DB {
 	t.Helper()
-	db, err := pebble.Open(dir, &pebble.Options{FS: fs})
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Logger: quietLogger{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,4 +298,13 @@ func TestClosedBusStopsFetch(t *testing.T) {
 	if err := <-done; !errors.Is(err, bus.ErrClosed) {
 		t.Fatalf("Fetch when the bus closes = %v, want bus.ErrClosed", err)
 	}
+}
+
+// quietLogger keeps Pebble's informational lines out of test and benchmark output.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
 }
