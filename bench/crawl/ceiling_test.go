@@ -118,7 +118,7 @@ func TestCeilingHTTP(t *testing.T) {
 	wall := time.Duration(c.last.Load() - start.UnixNano())
 	cpu := m.done()
 	ch := w.check(t)
-	report(t, "ceiling HTTP "+*flagWeb, int64(ch.Reachable-ch.Missing), wall, cpu, m.peakRSS.Load(), m.load,
+	reportMem(t, m, "ceiling HTTP "+*flagWeb, int64(ch.Reachable-ch.Missing), wall, cpu, m.peakRSS.Load(), m.load,
 		"reachable", ch.Reachable, "missing", ch.Missing, "fetched twice", ch.Twice, "errors", c.errs.Load(),
 		"web server CPU", ch.CPU)
 }

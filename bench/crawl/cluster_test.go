@@ -198,13 +198,14 @@ func TestClusterSim(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := startMeter()
 	start := time.Now()
+	defer progress(t, sw, start)()
 	clusterCrawl(t, sw.seeds(), sw, reg)
 	cpu := m.done()
 	wall := time.Duration(sw.last.Load() - start.UnixNano())
 	secs := wall.Seconds()
 	scheduled, dispatched := counter(t, reg, "frontier_dbworker_scheduled_total"), counter(t, reg, "frontier_dbworker_feed_requests_total")
 	links := counter(t, reg, "frontier_spider_links_total")
-	report(t, fmt.Sprintf("cluster sim %s links %d: %d spiders, %d strategy workers, %d DB workers", *flagSim, *flagLinks,
+	reportMem(t, m, fmt.Sprintf("cluster sim %s links %d: %d spiders, %d strategy workers, %d DB workers", *flagSim, *flagLinks,
 		*flagClusterSpiders, *flagClusterSpiders, *flagClusterDBW), sw.unique.Load(), wall, cpu, m.peakRSS.Load(), m.load,
 		"duplicates", sw.dups.Load(), "of pages", int64(hosts*pages),
 		"discovered URLs/s (spider 0)", links/secs, "scheduled URLs/s (DB worker 0)", scheduled/secs,
@@ -228,7 +229,7 @@ func TestClusterHTTP(t *testing.T) {
 	wall := time.Since(start)
 	cpu := m.done()
 	c := w.check(t)
-	report(t, fmt.Sprintf("cluster HTTP %s: %d spiders, %d strategy workers, %d DB workers", *flagWeb,
+	reportMem(t, m, fmt.Sprintf("cluster HTTP %s: %d spiders, %d strategy workers, %d DB workers", *flagWeb,
 		*flagClusterSpiders, *flagClusterSpiders, *flagClusterDBW), int64(c.Reachable-c.Missing), wall, cpu, m.peakRSS.Load(), m.load,
 		"reachable", c.Reachable, "missing", c.Missing, "fetched twice", c.Twice, "web server CPU", c.CPU,
 		"note", "wall includes the final quiet second")

@@ -128,7 +128,7 @@ func TestStandaloneHTTP(t *testing.T) {
 	c := w.check(t)
 	unique := int64(c.Reachable - c.Missing)
 	n, q := histogram(t, reg, "frontier_spider_discovery_to_fetch_seconds", 0.5, 0.9, 0.99)
-	report(t, "standalone HTTP "+*flagWeb, unique, wall, cpu, m.peakRSS.Load(), m.load,
+	reportMem(t, m, "standalone HTTP "+*flagWeb, unique, wall, cpu, m.peakRSS.Load(), m.load,
 		"reachable", c.Reachable, "missing", c.Missing, "fetched twice", c.Twice, "page_crawled", sum.Pages,
 		"request errors", sum.Errors, "spiders", cfg.Spiders, "discovery-to-fetch samples", int64(n),
 		"p50/p90/p99 s", fmtQ(q), "web server CPU", c.CPU)

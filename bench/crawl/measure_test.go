@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,9 +22,12 @@ type meter struct {
 	start   time.Time
 	cpu0    time.Duration
 	peakRSS atomic.Int64
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	load    string
+	// goObjects and goTotal are the Go runtime's own memory (heap objects, and everything the runtime mapped) when the
+	// peak was sampled: RSS beyond the latter is memory outside Go's heap (Pebble's C-allocated block cache).
+	goObjects, goTotal atomic.Int64
+	stop               chan struct{}
+	wg                 sync.WaitGroup
+	load               string
 }
 
 func startMeter() *meter {
@@ -41,6 +45,9 @@ func startMeter() *meter {
 			case <-t.C:
 				if r := rss(); r > m.peakRSS.Load() {
 					m.peakRSS.Store(r)
+					objs, total := goMemory()
+					m.goObjects.Store(objs)
+					m.goTotal.Store(total)
 				}
 			}
 		}
@@ -53,6 +60,14 @@ func (m *meter) done() (cpu time.Duration) {
 	close(m.stop)
 	m.wg.Wait()
 	return cpuTime() - m.cpu0
+}
+
+// goMemory returns the bytes of live and not yet swept heap objects, and all the memory the Go runtime has
+// mapped (heap, stacks, its own structures), from runtime/metrics (no stop-the-world).
+func goMemory() (objects, total int64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}
+	metrics.Read(samples)
+	return int64(samples[0].Value.Uint64()), int64(samples[1].Value.Uint64())
 }
 
 func cpuTime() time.Duration {
@@ -144,8 +159,8 @@ func histogram(t *testing.T, reg *prometheus.Registry, name string, qs ...float6
 	return 0, nil
 }
 
-// report logs one result line in the form bench/results/throughput.md records.
-func report(t *testing.T, what string, pages int64, wall, cpu time.Duration, peak int64, load string, extra ...any) {
+// reportMem logs one result line in the form bench/results/throughput.md records.
+func reportMem(t *testing.T, goMem *meter, what string, pages int64, wall, cpu time.Duration, peak int64, load string, extra ...any) {
 	t.Helper()
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
@@ -157,6 +172,10 @@ func report(t *testing.T, what string, pages int64, wall, cpu time.Duration, pea
 	_, _ = w.WriteString(" = " + strconv.FormatFloat(rate, 'f', 0, 64) + " pages/s; CPU " + cpu.Round(time.Millisecond).String())
 	_, _ = w.WriteString(" = " + strconv.FormatFloat(perK, 'f', 3, 64) + " CPU-s per 1,000 pages")
 	_, _ = w.WriteString("; peak RSS " + strconv.FormatInt(peak>>20, 10) + " MiB; load " + load)
+	if goMem != nil {
+		_, _ = w.WriteString("; at the peak: Go heap objects " + strconv.FormatInt(goMem.goObjects.Load()>>20, 10) +
+			" MiB, Go runtime total " + strconv.FormatInt(goMem.goTotal.Load()>>20, 10) + " MiB")
+	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		_, _ = w.WriteString("; ")
 		_, _ = w.WriteString(extra[i].(string))

@@ -131,13 +131,14 @@ func TestStandaloneSim(t *testing.T) {
 	cfg.Spider.ObeyRobots = false // the simulated web has no robots.txt; one 404 per host would be noise
 	m := startMeter()
 	start := time.Now()
+	defer progress(t, sw, start)()
 	sum, reg, _ := runStandalone(t, cfg, embedded.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
 	cpu := m.done()
 	wall := time.Duration(sw.last.Load() - start.UnixNano())
 	secs := wall.Seconds()
 	scheduled, dispatched := counter(t, reg, "frontier_dbworker_scheduled_total"), counter(t, reg, "frontier_dbworker_feed_requests_total")
 	n, q := histogram(t, reg, "frontier_spider_discovery_to_fetch_seconds", 0.5, 0.9, 0.99)
-	report(t, "standalone sim "+*flagSim+" links "+strconv.Itoa(*flagLinks)+" latency "+flagLatency.String(),
+	reportMem(t, m, "standalone sim "+*flagSim+" links "+strconv.Itoa(*flagLinks)+" latency "+flagLatency.String(),
 		sw.unique.Load(), wall, cpu, m.peakRSS.Load(), m.load,
 		"duplicates", sw.dups.Load(), "of pages", int64(hosts*pages), "discovered URLs/s", float64(sum.Links)/secs,
 		"scheduled URLs/s", scheduled/secs, "dispatched URLs/s", dispatched/secs, "spiders", cfg.Spiders,
@@ -196,6 +197,24 @@ func TestSpiderInFlight(t *testing.T) {
 	if samples > 0 {
 		mean = float64(sum) / float64(samples)
 	}
-	report(t, "one spider, simulated web "+*flagInFlight+" at "+latency.String()+" per fetch", sw.unique.Load(), wall, cpu,
+	reportMem(t, m, "one spider, simulated web "+*flagInFlight+" at "+latency.String()+" per fetch", sw.unique.Load(), wall, cpu,
 		m.peakRSS.Load(), m.load, "mean in flight (steady phase)", mean, "peak in flight", peak, "duplicates", sw.dups.Load())
+}
+
+// progress logs the pages fetched every 30 s, so a long run shows where it is.
+func progress(t *testing.T, sw *simWeb, start time.Time) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				t.Logf("%v: %d pages, RSS %d MiB, load %s", time.Since(start).Round(time.Second), sw.unique.Load(), rss()>>20, loadAvg())
+			}
+		}
+	}()
+	return func() { close(done) }
 }
