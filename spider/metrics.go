@@ -57,7 +57,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to fetch a URL, redirects and body included.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		discoveryToFetch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "frontier_spider_discovery_to_fetch_seconds",
 			Help:    "Time from a link's extraction by a spider to the start of its fetch (links carrying meta frontier_discovered).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16)}),
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 20)}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_in_flight",
 			Help: "Fetches running now."}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_pending",
