@@ -34,7 +34,91 @@ import (
 // obeyed, and that the states in HBase say so.
 func TestClusterCrawl(t *testing.T) {
 	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 4, 12
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
+	site := web.Start(t, wcfg)
+	id, hb := clusterCrawl(t, kafkaAddr, hbaseAddr, site, strategyworker.DefaultConfig())
+
+	check, err := site.CheckCrawl(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !check.OK() {
+		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v, unserved %v",
+			check.Reachable, check.Missing, check.Twice, check.RobotsViolations, check.Unserved)
+	}
+	fetched := site.Fetches()
+	// The URL-seen test's memory: a seed the servers answered is CRAWLED in HBase; one the spider could not
+	// fetch (host3's robots.txt answers 503) is ERROR.
+	fps := make([]frontier.Fingerprint, len(site.Seeds()))
+	for i, s := range site.Seeds() {
+		if fps[i], err = id.Fingerprint(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, found := make([]state.Entry, len(fps)), make([]bool, len(fps))
+	if err := hb.States().Get(context.Background(), fps, entries, found); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range site.Seeds() {
+		wantState := frontier.Error
+		if u, _ := web.Normalize("", s); fetched[u] > 0 {
+			wantState = frontier.Crawled
+		}
+		if !found[i] || entries[i].State != wantState {
+			t.Errorf("state of seed %s in HBase = %v (found %v), want %v", s, entries[i].State, found[i], wantState)
+		}
+	}
+}
+
+// TestClusterCrawlHostileWeb is issue 9's acceptance on the cluster: a 12-host × 150-page web with redirects
+// (found before and after their targets, cross-host, chains, a loop), transient failures (500, 502, 503 twice,
+// 504, 429 with Retry-After), infinite URL spaces on every host and links out of the seeds' domains, crawled
+// by 2 spiders, 2 strategy workers and a DB worker over real Kafka and HBase: every reachable in-scope page is
+// fetched, none is served twice, robots.txt is obeyed, the trap pages stay within the scope's limits and the
+// crawl goes quiet by itself.
+func TestClusterCrawlHostileWeb(t *testing.T) {
+	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = 12, 150
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
+	wcfg.Seed = uint64(time.Now().UnixNano())
+	wcfg.Hostile = web.Hostile{Redirects: 0.2, Failing: 0.1, Traps: true}
+	t.Logf("web seed %d", wcfg.Seed)
+	site := web.Start(t, wcfg)
+	swcfg := strategyworker.DefaultConfig()
+	swcfg.Scope.MaxQueryVariants = 20
+	start := time.Now()
+	clusterCrawl(t, kafkaAddr, hbaseAddr, site, swcfg)
+	elapsed := time.Since(start)
+
+	check, err := site.CheckCrawl(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traps := site.TrapFetches()
+	t.Logf("quiet after %v: reachable %d, coverage %.4f, served twice %d, unserved %d, robots violations %d, trap fetches %v",
+		elapsed, check.Reachable, check.Coverage(), len(check.Twice), len(check.Unserved), len(check.RobotsViolations), traps)
+	if !check.OK() {
+		t.Errorf("missing %v, served twice %v, robots violations %v, unserved %v", check.Missing, check.Twice, check.RobotsViolations, check.Unserved)
+	}
+	sc := swcfg.Scope
+	limit := 3*sc.MaxQueryVariants + sc.MaxRepeatedSegments + sc.MaxPathSegments - 1
+	for h, n := range traps {
+		if n > limit {
+			t.Errorf("%s: %d trap pages fetched, want <= %d", h, n, limit)
+		}
+	}
+}
+
+// clusterCrawl runs 2 spiders, 2 strategy workers (with swcfg) and a DB worker over Kafka topics and HBase
+// tables of their own, crawls site from its home pages until every stream is committed and the queue is
+// empty for a quiet second, and returns the identity and the HBase client (closed, its tables dropped, at the
+// test's end).
+func clusterCrawl(t *testing.T, kafkaAddr, hbaseAddr string, site *web.Site, swcfg strategyworker.Config) (identity.Identifier, *hbase.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)
 	run := fmt.Sprintf("e2e%d", time.Now().UnixNano()%1e9)
@@ -66,22 +150,17 @@ func TestClusterCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
+	t.Cleanup(func() {
+		if err := hb.DropTables(context.Background()); err != nil {
 			t.Logf("drop tables: %v", err)
 		}
 		hb.Close()
-	}()
+	})
 
-	wcfg := web.DefaultConfig()
-	wcfg.Hosts, wcfg.PagesPerHost = 4, 12
-	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
-	site := web.Start(t, wcfg)
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-
 	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +177,9 @@ func TestClusterCrawl(t *testing.T) {
 	}
 	g.Go(func() error { return dbw.Run(gctx) })
 	for p := range 2 {
-		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
+		// The domain metadata store is shared: the seeds' scope and the budgets live there.
+		sw, err := strategyworker.New(swcfg, strategyworker.Deps{Bus: b, Codec: c,
+			States: hb.States(), Domains: hb.Domains(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,37 +232,7 @@ func TestClusterCrawl(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-
-	check, err := site.CheckCrawl(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !check.OK() {
-		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
-			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
-	}
-	fetched := site.Fetches()
-	// The URL-seen test's memory: a seed the servers answered is CRAWLED in HBase; one the spider could not
-	// fetch (host3's robots.txt answers 503) is ERROR.
-	fps := make([]frontier.Fingerprint, len(site.Seeds()))
-	for i, s := range site.Seeds() {
-		if fps[i], err = id.Fingerprint(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	entries, found := make([]state.Entry, len(fps)), make([]bool, len(fps))
-	if err := hb.States().Get(context.WithoutCancel(ctx), fps, entries, found); err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range site.Seeds() {
-		wantState := frontier.Error
-		if u, _ := web.Normalize("", s); fetched[u] > 0 {
-			wantState = frontier.Crawled
-		}
-		if !found[i] || entries[i].State != wantState {
-			t.Errorf("state of seed %s in HBase = %v (found %v), want %v", s, entries[i].State, found[i], wantState)
-		}
-	}
+	return id, hb
 }
 
 // idle reports whether every group has committed everything on every stream and the queue is empty.
