@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,19 +56,7 @@ type fronteraReport struct {
 // Frontera's own Crc32NamePartitioner picks for it.
 func TestFronteraSpiders(t *testing.T) {
 	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	python := filepath.Join(root, ".venv", "oracle", "bin", "python")
-	probe := exec.Command(python, "-c", "import shims, kafka, scrapy.crawler") // shims imports frontera
-	probe.Dir = filepath.Join(root, "oracle", "interop")
-	if out, err := probe.CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the oracle venv cannot run the Frontera harness (%v): run oracle/setup.sh\n%s", err, out)
-		}
-		t.Skipf("the oracle venv cannot run the Frontera harness (%v): run oracle/setup.sh\n%s", err, out)
-	}
+	root, python := fronteraHarness(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)
@@ -431,4 +420,171 @@ func (ps *processes) stopAll() {
 			ps.t.Logf("---- %s (last 8 KB of %s)\n%s", p.name, p.log, data)
 		}
 	}
+}
+
+// TestGoSpiderFronteraWorkers is the other direction: Frontier's spiders (the cmd/spider binary, on
+// configs/frontera-compat.yaml) under Frontera 0.8.1's own strategy workers and DB worker
+// (oracle/interop/worker.py: python -m frontera.worker.strategy / frontera.worker.db with Frontera's SQLAlchemy
+// backend on SQLite, BasicCrawlingStrategy). Seeds go in the Frontera 0.8 way, through a strategy worker's
+// --add-seeds run. It checks that every reachable page was fetched, and fetched once.
+func TestGoSpiderFronteraWorkers(t *testing.T) {
+	kafkaAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA")
+	root, python := fronteraHarness(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	log := frontiertest.Logger(t)
+	run := fmt.Sprintf("fw%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	const spiders, strategyWorkers = 2, 2
+
+	kcfg := kafkabus.DefaultConfig()
+	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
+	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: strategyWorkers}
+	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
+	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: spiders}
+	kcfg.Control = kafkabus.StreamConfig{Topic: run + "-control", Partitions: 1}
+	stats := run + "-stats"
+	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
+		{Name: kcfg.SpiderLog.Topic, Partitions: strategyWorkers}, {Name: kcfg.ScoringLog.Topic, Partitions: 1},
+		{Name: kcfg.SpiderFeed.Topic, Partitions: spiders}, {Name: kcfg.Control.Topic, Partitions: 1},
+		{Name: stats, Partitions: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := kafkabus.New(kcfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain, wcfg.UseIPs = 6, 15, true, true
+	site := web.Start(t, wcfg)
+
+	bin := filepath.Join(dir, "bin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), "./cmd/spider")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	env := []string{
+		"FRONTERA_KAFKA_LOCATION=" + kafkaAddr,
+		"FRONTERA_SPIDER_LOG_TOPIC=" + kcfg.SpiderLog.Topic, "FRONTERA_SPIDER_FEED_TOPIC=" + kcfg.SpiderFeed.Topic,
+		"FRONTERA_SCORING_LOG_TOPIC=" + kcfg.ScoringLog.Topic, "FRONTERA_STATS_LOG_TOPIC=" + stats,
+		fmt.Sprintf("FRONTERA_SPIDER_LOG_PARTITIONS=%d", strategyWorkers), fmt.Sprintf("FRONTERA_SPIDER_FEED_PARTITIONS=%d", spiders),
+	}
+	swEnv := append(slices.Clone(env), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "states.db"))
+	dbwEnv := append(slices.Clone(env), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "dbworker.db"))
+	workerPy := filepath.Join(root, "oracle", "interop", "worker.py")
+	zero := func(topic, group string) []string { return []string{"--start-at-zero", topic + ":" + group} }
+	procs := &processes{t: t, dir: dir}
+	defer procs.stopAll()
+
+	// Frontera's DB worker (all three roles) and strategy workers; their groups start at offset 0.
+	args := append(append(append([]string{workerPy}, zero(kcfg.ScoringLog.Topic, "dbw-scoring-log")...),
+		zero(kcfg.SpiderLog.Topic, "dbw-spider-log")...), "--", "frontera.worker.db",
+		"--config", "frontera_worker_settings", "--partitions", "0", "1")
+	procs.start(ctx, "frontera-dbworker", python, args, dbwEnv)
+	for p := range strategyWorkers {
+		args := append(append([]string{workerPy}, zero(kcfg.SpiderLog.Topic, "sw-spider-log")...), "--",
+			"frontera.worker.strategy", "--config", "frontera_worker_settings", "--partition-id", fmt.Sprint(p))
+		procs.start(ctx, fmt.Sprintf("frontera-strategyworker-%d", p), python, args, swEnv)
+	}
+	// Frontier's spiders.
+	sets := []string{
+		"kafka.brokers=" + kafkaAddr,
+		"streams.spider_log.topic=" + kcfg.SpiderLog.Topic, fmt.Sprintf("streams.spider_log.partitions=%d", strategyWorkers),
+		"streams.scoring_log.topic=" + kcfg.ScoringLog.Topic,
+		"streams.spider_feed.topic=" + kcfg.SpiderFeed.Topic, fmt.Sprintf("streams.spider_feed.partitions=%d", spiders),
+		"streams.control.topic=" + kcfg.Control.Topic,
+		"metrics.addr=127.0.0.1:0", "stats_interval=5s", "spider.delay=50ms", "spider.commit_interval=200ms",
+	}
+	compat := filepath.Join(root, "configs", "frontera-compat.yaml")
+	for p := range spiders {
+		args := []string{"--config", compat, "--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p))}
+		for _, s := range sets {
+			args = append(args, "--set", s)
+		}
+		procs.start(ctx, fmt.Sprintf("spider-%d", p), filepath.Join(bin, "spider"), args, nil)
+	}
+
+	// Seeds, Frontera 0.8's way: a strategy worker run in add-seeds mode schedules them and exits.
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := exec.CommandContext(ctx, python, workerPy, "--", "frontera.worker.strategy", "--config", "frontera_worker_settings",
+		"--partition-id", "0", "--add-seeds", "--seeds-url", "file://"+seeds)
+	add.Env = append(os.Environ(), swEnv...)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("frontera add-seeds: %v\n%s", err, out)
+	}
+
+	// Done when the servers answered every reachable URL and then nothing new for 5 s (Frontera's workers
+	// expose no "idle" that the test could wait for).
+	want, err := site.Reachable(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reachable := want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large)
+	var quietSince time.Time
+	last := -1
+	for {
+		if ctx.Err() != nil || procs.failed() {
+			check, _ := site.CheckCrawl(site.Seeds()...)
+			t.Fatalf("the crawl did not finish: %d of %d reachable URLs fetched, missing %v; %s", check.Reachable-len(check.Missing),
+				check.Reachable, check.Missing, procs.summary())
+		}
+		time.Sleep(250 * time.Millisecond)
+		n := countFetches(site)
+		fetched := site.Fetches()
+		all := true
+		for _, u := range reachable {
+			if fetched[u] == 0 {
+				all = false
+				break
+			}
+		}
+		if !all || n != last {
+			last, quietSince = n, time.Time{}
+			continue
+		}
+		if quietSince.IsZero() {
+			quietSince = time.Now()
+		}
+		if time.Since(quietSince) > 5*time.Second {
+			break
+		}
+	}
+	procs.stopAll()
+	check, err := site.CheckCrawl(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !check.OK() {
+		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
+			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
+	}
+	t.Logf("Frontier's spiders under Frontera's workers: %d reachable URLs, %d fetched", check.Reachable, countFetches(site))
+}
+
+// fronteraHarness returns the repository root and the oracle venv's python, after checking that the venv can
+// run the Frontera harness (skipped where it cannot, failed under CI=true, where deploy/test.sh builds it).
+func fronteraHarness(t *testing.T) (root, python string) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	python = filepath.Join(root, ".venv", "oracle", "bin", "python")
+	probe := exec.Command(python, "-c", "import shims, kafka, scrapy.crawler, sqlalchemy") // shims imports frontera
+	probe.Dir = filepath.Join(root, "oracle", "interop")
+	if out, err := probe.CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the oracle venv cannot run the Frontera harness (%v): run oracle/setup.sh\n%s", err, out)
+		}
+		t.Skipf("the oracle venv cannot run the Frontera harness (%v): run oracle/setup.sh\n%s", err, out)
+	}
+	return root, python
 }

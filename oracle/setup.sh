@@ -36,8 +36,10 @@ add_pkgs .venv/oracle tests pytest==9.2.0 hypothesis==6.170.17
 # needs kafka-python (Frontera's "kafka" extra: kafka-python>=1.4.0). 2.0.6 is the newest release that still has
 # kafka.protocol.commit.GroupCoordinatorRequest, which frontera/contrib/messagebus/kafka/offsets_fetcher.py
 # imports (2.1.0 removed it); it talks to Kafka 3.9 and runs on Python 3.11+ (2.0.2 and older break on 3.12's
-# six.moves).
-add_pkgs .venv/oracle interop kafka-python==2.0.6
+# six.moves). Frontera's own workers run there too (TestGoSpiderFronteraWorkers) on Frontera's SQLAlchemy
+# backend (its "sql" extra: SQLAlchemy>=1.0.0, cachetools): SQLAlchemy 1.4.54 is the last 1.x (Frontera's
+# backend predates the 2.0 API) and installs on Python 3.11+.
+add_pkgs .venv/oracle interop kafka-python==2.0.6 SQLAlchemy==1.4.54 cachetools==6.2.4
 
 # Source distributions (git-ignored): the upstream tests run from these (oracle/record.sh).
 sdist() { # name version

@@ -29,6 +29,9 @@ kafka-python 2.0.6.
     SpiderFrontierManager's MRO is BackendMixin.close again). The second call commits on the already closed KafkaConsumer, which
     kafka-python retries forever ("NodeNotReadyError: coordinator-1"), so the spider never exits. close() is
     made idempotent; the first call still commits and closes exactly as before.
+  * Twisted putChild: Frontera's workers register their JSON-RPC resources with str paths
+    (root.putChild('status', ...)); Twisted >= 21 requires bytes ("Path segment must be bytes", frontera issue
+    #411). str paths are encoded as UTF-8.
 """
 import collections
 import collections.abc
@@ -84,6 +87,17 @@ async def _process_spider_output_async(self, response, result, spider=None):
 
 if not hasattr(SchedulerSpiderMiddleware, "process_spider_output_async"):
     SchedulerSpiderMiddleware.process_spider_output_async = _process_spider_output_async
+
+from twisted.web.resource import Resource  # noqa: E402
+
+_put_child = Resource.putChild
+
+
+def _put_child_bytes(self, path, child):
+    return _put_child(self, path.encode() if isinstance(path, str) else path, child)
+
+
+Resource.putChild = _put_child_bytes
 
 # Frontera 0.8.1 and Scrapy 2.19 disagree on a few deprecated APIs that still work; their warnings would only
 # bury the harness's own output.
