@@ -35,6 +35,7 @@ var fronteraDefaults = map[string]any{
 	"SCORING_LOG_CONSUMER_BATCH_SIZE": 512,
 	"HBASE_THRIFT_HOST":               "localhost",
 	"HBASE_THRIFT_PORT":               9090,
+	"STRATEGY":                        "frontera.strategy.basic.BasicCrawlingStrategy",
 }
 
 // TestFronteraCompatConfig loads configs/frontera-compat.yaml (over common.yaml, as the workers do) and checks
@@ -66,6 +67,8 @@ func TestFronteraCompatConfig(t *testing.T) {
 		{"db_worker.batch_size", "SPIDER_LOG_CONSUMER_BATCH_SIZE", cfg.DBWorker.BatchSize, d["SPIDER_LOG_CONSUMER_BATCH_SIZE"]},
 		{"db_worker.batch_size", "SCORING_LOG_CONSUMER_BATCH_SIZE", cfg.DBWorker.BatchSize, d["SCORING_LOG_CONSUMER_BATCH_SIZE"]},
 		{"db_worker.job_id", "(the DB worker's first job id)", int(cfg.DBWorker.JobID), 0},
+		{"strategy_worker.strategy", "STRATEGY", cfg.StrategyWorker.Strategy, map[string]string{"BasicCrawlingStrategy": "basic"}[last(d["STRATEGY"])]},
+		{"scope.follow", "(none: Frontera follows every link)", cfg.Scope.Follow, "any"},
 		{"hbase.addr", "HBASE_THRIFT_HOST:HBASE_THRIFT_PORT", cfg.HBase.Addr, fmt.Sprintf("%s:%d", d["HBASE_THRIFT_HOST"], d["HBASE_THRIFT_PORT"])},
 		// Consumer groups have no configuration keys: the roles use these names.
 		{"(group) strategy worker, spider log", "SPIDER_LOG_SW_GROUP", bus.GroupStrategyWorkerSpiderLog, d["SPIDER_LOG_SW_GROUP"]},

@@ -57,6 +57,7 @@ type fronteraReport struct {
 func TestFronteraSpiders(t *testing.T) {
 	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	root, python := fronteraHarness(t)
+	begin := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)
@@ -168,6 +169,7 @@ func TestFronteraSpiders(t *testing.T) {
 		}
 	}
 
+	seeded := time.Now()
 	// Seeds: the add_seeds messages Frontier's `spider --seeds` sends (Frontera 0.8 adds seeds through its
 	// strategy worker instead), one per host, keyed by the host's fingerprint like every spider-log message.
 	id, err := identity.New("sha1", identity.CanonOptions{})
@@ -227,6 +229,7 @@ func TestFronteraSpiders(t *testing.T) {
 			break
 		}
 	}
+	crawled := time.Since(seeded)
 	procs.stopAll()
 
 	check, err := site.CheckCrawl(site.Seeds()...)
@@ -237,7 +240,8 @@ func TestFronteraSpiders(t *testing.T) {
 		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
 			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
 	}
-	t.Logf("Frontera spiders through Frontier's workers: %d reachable URLs, %d fetched", check.Reachable, countFetches(site))
+	t.Logf("Frontera spiders through Frontier's workers: %d reachable URLs, %d fetched; started in %v, crawled in %v (4 s quiet included)",
+		check.Reachable, countFetches(site), seeded.Sub(begin).Round(time.Millisecond), crawled.Round(time.Millisecond))
 
 	fetched := site.Fetches()
 	seen := map[string]int{}
@@ -430,6 +434,7 @@ func (ps *processes) stopAll() {
 func TestGoSpiderFronteraWorkers(t *testing.T) {
 	kafkaAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA")
 	root, python := fronteraHarness(t)
+	begin := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)
@@ -514,6 +519,7 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	seeded := time.Now()
 	add := exec.CommandContext(ctx, python, workerPy, "--", "frontera.worker.strategy", "--config", "frontera_worker_settings",
 		"--partition-id", "0", "--add-seeds", "--seeds-url", "file://"+seeds)
 	add.Env = append(os.Environ(), swEnv...)
@@ -557,6 +563,7 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 			break
 		}
 	}
+	crawled := time.Since(seeded)
 	procs.stopAll()
 	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
@@ -566,7 +573,8 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
 			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
 	}
-	t.Logf("Frontier's spiders under Frontera's workers: %d reachable URLs, %d fetched", check.Reachable, countFetches(site))
+	t.Logf("Frontier's spiders under Frontera's workers: %d reachable URLs, %d fetched; started in %v, crawled in %v (5 s quiet included)",
+		check.Reachable, countFetches(site), seeded.Sub(begin).Round(time.Millisecond), crawled.Round(time.Millisecond))
 }
 
 // fronteraHarness returns the repository root and the oracle venv's python, after checking that the venv can
