@@ -275,7 +275,7 @@ func TestFronteraSpiders(t *testing.T) {
 				t.Errorf("%s: Frontier's fingerprint %v (%v), Frontera's meta fingerprint %s", r.URL, fp.Hex(), err, r.Fingerprint)
 			}
 			if r.JID == nil || *r.JID != 0 || r.Score == nil {
-				t.Errorf("%s: meta jid %v, score %v; want jid 0 (Frontera's first job) and a score", r.URL, r.JID, r.Score)
+				t.Errorf("%s: meta jid %s, score %s; want jid 0 (Frontera's first job) and a score", r.URL, show(r.JID), show(r.Score))
 			}
 			n, err := web.Normalize("", r.URL)
 			if err != nil {
@@ -294,6 +294,14 @@ func TestFronteraSpiders(t *testing.T) {
 			t.Errorf("%s: fetched %d times, read from the feed %d times", u, n, seen[u])
 		}
 	}
+}
+
+// show prints *v, or "none".
+func show[T any](v *T) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprint(*v)
 }
 
 // countFetches is the number of requests the site answered, robots.txt excluded.
