@@ -1,6 +1,7 @@
 package spider
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,4 +65,30 @@ func TestSeedFileErrorsNameTheLine(t *testing.T) {
 	if len(errs) != 1 || !strings.HasPrefix(errs[0], "line 3: ") || !strings.Contains(errs[0], `score 9 is outside [0, 1]`) {
 		t.Errorf("errors %q, want one naming line 3 and its score", errs)
 	}
+}
+
+func FuzzParseSeed(f *testing.F) {
+	f.Add("http://example.com/a 0.5 # c")
+	f.Add("https://x.test/ 1e-3")
+	f.Add("http://a/ NaN")
+	f.Add("http://a/ 0x1p-2")
+	f.Fuzz(func(t *testing.T, line string) {
+		s, err := ParseSeed(line)
+		if err != nil {
+			var se *SeedError
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseSeed(%q) error %T is not a *SeedError", line, err)
+			}
+			return
+		}
+		if s.URL == nil {
+			if s.HasScore {
+				t.Fatalf("ParseSeed(%q): a score without a URL", line)
+			}
+			return
+		}
+		if s.HasScore && !(s.Score >= 0 && s.Score <= 1) {
+			t.Fatalf("ParseSeed(%q) = score %v outside [0, 1]", line, s.Score)
+		}
+	})
 }
