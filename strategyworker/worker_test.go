@@ -220,7 +220,16 @@ func TestNewRejectsBadSetups(t *testing.T) {
 // BenchmarkLinksExtracted measures a batch as the worker handles it: 512 links_extracted events of 10 new
 // links each (one state read and one write per link, the strategy, one update_score encoded per link), over
 // the in-memory state store and bus.
-func BenchmarkLinksExtracted(b *testing.B) {
+func BenchmarkLinksExtracted(b *testing.B) { benchLinks(b, "bfs", nil) }
+
+// BenchmarkLinksExtractedDiscovery is the same batch under discovery with a domain budget: two counters read
+// per link (the domain's pages and whether it is dead) and one added, from the worker's counter cache over
+// the in-memory domain store.
+func BenchmarkLinksExtractedDiscovery(b *testing.B) {
+	benchLinks(b, "discovery", map[string]any{"max_pages": 1 << 30, "domain_budget": 1 << 30})
+}
+
+func benchLinks(b *testing.B, name string, opts map[string]any) {
 	bb, err := membus.New(membus.DefaultConfig(), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -228,6 +237,7 @@ func BenchmarkLinksExtracted(b *testing.B) {
 	defer bb.Close()
 	cfg := DefaultConfig()
 	cfg.Scope.Follow = scope.FollowAny // no seeds: every link counts
+	cfg.Strategy, cfg.Options = name, opts
 	w, err := New(cfg, Deps{Bus: bb, Codec: codec.Msgpack{}, States: state.NewMemory(),
 		Fingerprint: func(u string) (frontier.Fingerprint, error) { return sha(u), nil }})
 	if err != nil {
