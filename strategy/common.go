@@ -17,7 +17,10 @@ import (
 //
 // A budget counts the URLs a strategy schedules for the first time (state NOT_CRAWLED); a URL over budget is
 // not scheduled and stays NOT_CRAWLED, so a larger budget after a restart picks it up when it is linked again.
-// Re-scheduling a URL already seen (a revisit) costs nothing. Counters are persisted (Context.Count).
+// Re-scheduling a URL already seen (a revisit) costs nothing. Counters are persisted (Context.Count). The
+// per-host count is the one the strategy worker keeps for the crawl-wide scope.host_budget (a trap defence,
+// package scope): HostBudget and HostBudgets set tighter limits per strategy and per host on the same count,
+// which does not include the seeds.
 type Common struct {
 	// HostBudget is the most URLs scheduled per host name; 0 = no budget.
 	HostBudget int64 `mapstructure:"host_budget"`
@@ -37,9 +40,11 @@ type Common struct {
 // commonKeys are the option names Common decodes.
 var commonKeys = []string{"host_budget", "domain_budget", "host_budgets", "host_priority", "seed_scores"}
 
-// Counter names the budgets use (Context.Count).
+// Counter names the budgets use (Context.Count). The host count is the strategy worker's own: it counts every
+// URL scheduled for the first time outside the seeds, for the scope's host_budget (package scope) as for this
+// one, so there is one count per host. The domain count is kept here.
 const (
-	CounterHostScheduled   = "host_scheduled"
+	CounterHostScheduled   = "scope_host_pages"
 	CounterDomainScheduled = "domain_scheduled"
 )
 
@@ -186,9 +191,6 @@ func (c *commonContext) Schedule(r *frontier.Request, score float64) error {
 	}
 	if err := c.Context.Schedule(r, score); err != nil {
 		return err
-	}
-	if hb > 0 {
-		c.Add(CounterHostScheduled, host, 1)
 	}
 	if db > 0 {
 		c.Add(CounterDomainScheduled, domain, 1)

@@ -12,6 +12,7 @@ import (
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/scope"
+	"github.com/frontiercrawl/frontier/strategy"
 )
 
 // Counter names of the scope in the domain metadata store (Deps.Domains).
@@ -20,8 +21,9 @@ const (
 	// scope's "seeds' hosts" and "seeds' domains", shared by every worker through the store.
 	counterSeedHosts   = "scope_seed_hosts"
 	counterSeedDomains = "scope_seed_domains"
-	// counterHostPages counts the URLs scheduled for the first time per host (scope.Config.HostBudget).
-	counterHostPages = "scope_host_pages"
+	// counterHostPages counts the URLs scheduled for the first time per host (scope.Config.HostBudget, and
+	// the strategies' own host budgets: strategy.Common).
+	counterHostPages = strategy.CounterHostScheduled
 )
 
 // seedMissTTL is how long a host's absence from the seeds is trusted before the store is asked again (another
@@ -177,9 +179,7 @@ func (s *scoper) budget(c *batchContext, r *frontier.Request, u *url.URL) string
 
 // scheduled counts a URL scheduled for the first time against its host's budget and its path's variants.
 func (s *scoper) scheduled(c *batchContext, r *frontier.Request, u *url.URL) {
-	if s.f.Config().HostBudget > 0 {
-		c.Add(counterHostPages, r.Hostname(), 1)
-	}
+	c.Add(counterHostPages, r.Hostname(), 1) // always: the strategies' host budgets read it too
 	if u != nil {
 		s.f.AddVariant(u)
 	}

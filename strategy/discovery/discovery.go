@@ -32,6 +32,8 @@
 //	follow_foreign bool  follow links to other domains (their home page first), default true
 //
 // The options every strategy takes (budgets per host, priorities, seed scores: strategy.Common) apply too.
+// The worker's scope decides which links reach the strategy: by default those within the seeds' registered
+// domains, so follow_foreign matters once scope.follow is "any".
 package discovery
 
 import (

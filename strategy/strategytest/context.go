@@ -85,6 +85,9 @@ func (c *Context) Schedule(r *frontier.Request, score float64) error {
 	if err != nil {
 		d = -1
 	}
+	if c.State(r) == frontier.NotCrawled {
+		c.Add(strategy.CounterHostScheduled, r.Hostname(), 1) // as the strategy worker counts it (it leaves seeds out)
+	}
 	nb, _ := r.MetaNotBefore()
 	c.Scheduled = append(c.Scheduled, Scheduled{URL: r.URL, Score: score, Depth: d, NotBefore: nb})
 	c.Requests = append(c.Requests, r)
