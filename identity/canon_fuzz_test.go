@@ -72,6 +72,8 @@ func FuzzCanonResolve(f *testing.F) {
 		{"http://example.com/a/b/c?q#f", "../d"}, {"", "HTTP://WWW.Example.COM:80/a/./b/../c"},
 		{"http://example.com/", "//0x7f.1:0080/%2e%2E/x"}, {"https://a.b/", "http:\\\\x.y\\z?q#f"},
 		{"http://[::1]/", "?a=b c"}, {"", "http://faß.de/"},
+		{"http://example.org/foo/bar", "http:/example.com/"}, {"http://example.org/", "/\\/\\//example.org/../path"},
+		{"https://a/", "///\\//\\//test"}, {"", "http://foo.0XFfFfFfFfFfFfFfFfFfAcE123"}, {"", "http://0x.1.0x"},
 	} {
 		f.Add(s[0], s[1])
 	}
