@@ -50,7 +50,8 @@ const (
 type Config struct {
 	// Roles lists the roles this process runs. Default all three.
 	Roles []string `mapstructure:"roles"`
-	// BatchSize is the most log messages handled per batch. Default 512.
+	// BatchSize is the most log messages handled per batch. Default 4,096: a batch costs a few synced writes
+	// whatever its size, so a backlog is caught up in large batches; without one a batch is what has arrived.
 	BatchSize int `mapstructure:"batch_size"`
 	// FeedBatch is the most requests put on a feed partition at once (Frontera's MAX_NEXT_REQUESTS). With
 	// PerHost it sizes a batch in hosts × depth: up to FeedBatch/PerHost hosts get PerHost requests each.
@@ -95,7 +96,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
-	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 512, FeedBatch: 8192,
+	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 4096, FeedBatch: 8192,
 		PerHost: 4, MinHosts: 24, LinksCache: 500_000, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
 }
 

@@ -26,6 +26,7 @@ var (
 	flagLatency = flag.Duration("crawl.latency", 0, "simulated latency of one fetch")
 	flagSpiders = flag.Int("crawl.spiders", 0, "spiders (and strategy workers) of the standalone crawl; 0: the configuration's default")
 	flagTimeout = flag.Duration("crawl.timeout", 10*time.Minute, "longest a crawl may take")
+	flagBatch   = flag.Int("crawl.batch", 0, "batch_size of the strategy and DB workers (0: the default)")
 	flagHeapAt  = flag.Duration("crawl.heapat", 0, "write a heap profile (in use) this long into the crawl, to -crawl.heapprofile")
 	flagHeapOut = flag.String("crawl.heapprofile", "heap.prof", "where -crawl.heapat writes")
 )
@@ -65,6 +66,9 @@ func standaloneConfig(t *testing.T, dir string) (embedded.Config, embedded.Ident
 	e.Codec = cfg.Codec
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
 	e.Spider.Delay = 0
+	if *flagBatch > 0 {
+		e.StrategyWorker.BatchSize, e.DBWorker.BatchSize = *flagBatch, *flagBatch
+	}
 	e.StatsInterval = 10 * time.Second
 	e.Pebble = cfg.Standalone.Pebble
 	id, err := cfg.Identity.New()
