@@ -49,6 +49,7 @@ import (
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
@@ -194,6 +195,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	defer b.Close()
 
+	if resumed {
+		if err := ackDelivered(ctx, log, b, c, db, cfg.Spiders); err != nil {
+			return Summary{}, err
+		}
+	}
+
 	// Build every worker first, and inject the seeds, so that nothing runs yet when one of them fails.
 	dbw, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
 		Logger: log.With("component", "dbworker"), Registerer: deps.Registerer})
@@ -274,6 +281,52 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		sum.Queued += n
 	}
 	return sum, err
+}
+
+// ackDelivered removes from the queue the rows whose requests are on the spider feed still: a DB worker killed
+// between sending a batch and acknowledging it left them, and would send them again (see
+// pebblestore.Queue.AckDelivered).
+func ackDelivered(ctx context.Context, log *slog.Logger, b bus.Bus, c codec.Codec, db *pebblestore.DB, spiders int) error {
+	lags, err := b.Lag(ctx, bus.SpiderFeed, bus.GroupSpiderFeed)
+	if err != nil {
+		return err
+	}
+	total := 0
+	for p := range spiders {
+		if lags[p] == 0 {
+			continue
+		}
+		feed, err := b.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
+		if err != nil {
+			return err
+		}
+		msgs, err := feed.Fetch(ctx, int(lags[p]))
+		_ = feed.Close()
+		if err != nil {
+			return fmt.Errorf("read the spider feed: %w", err)
+		}
+		items := make([]queue.Item, 0, len(msgs))
+		for _, m := range msgs {
+			r, err := c.DecodeRequest(m.Value)
+			if err != nil {
+				continue // the spider reports it
+			}
+			fp, err := r.MetaFingerprint()
+			if err != nil {
+				continue
+			}
+			items = append(items, queue.Item{Partition: p, Fingerprint: fp, Request: m.Value})
+		}
+		n, err := db.Queue().AckDelivered(ctx, items)
+		if err != nil {
+			return err
+		}
+		total += n
+	}
+	if total > 0 {
+		log.Info("queue rows already on the spider feed removed (a batch sent before the last stop and not acknowledged)", "rows", total)
+	}
+	return nil
 }
 
 func exists(path string) bool {

@@ -430,3 +430,60 @@ func (q *Queue) Partitions() []int {
 	slices.Sort(ps)
 	return ps
 }
+
+// AckDelivered removes the rows whose stored request is byte for byte the Request of an item (matched by
+// partition and fingerprint), and reports how many it removed. Standalone mode calls it at start with the
+// requests still on the spider feed: a DB worker killed between putting a batch on the feed and acknowledging
+// it left those rows, which would otherwise be sent, and fetched, a second time. A row scheduled again since
+// (another score or request) differs and stays.
+func (q *Queue) AckDelivered(ctx context.Context, items []queue.Item) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	delta := map[int]int64{}
+	done := make(map[string]bool, len(items))
+	n := 0
+	for i := range items {
+		fp := items[i].Fingerprint
+		if len(fp) == 0 || done[string(fp)] {
+			continue
+		}
+		key, err := q.lookup(fp)
+		if err != nil {
+			return 0, err
+		}
+		if key == nil {
+			continue
+		}
+		if p, err := keyPartition(key); err != nil || p != items[i].Partition {
+			continue
+		}
+		v, closer, err := q.d.db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("pebblestore: ack delivered: %w", err)
+		}
+		qv, err := decodeQueueValue(v)
+		same := err == nil && bytes.Equal(qv.request, items[i].Request)
+		closer.Close()
+		if !same {
+			continue
+		}
+		done[string(fp)] = true
+		if err := errors.Join(b.Delete(key, nil), b.Delete(prefixed(pfxIndex, fp), nil)); err != nil {
+			return 0, fmt.Errorf("pebblestore: ack delivered: %w", err)
+		}
+		delta[items[i].Partition]--
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return n, q.commit(b, delta)
+}
