@@ -403,3 +403,55 @@ func TestBudgetsOfEveryStrategy(t *testing.T) {
 		t.Errorf("requests by host %v: want host1.test past the plain host budget (its own is 9) and host4.test near its 4 + seed", byHost)
 	}
 }
+
+// TestHostPriority: two hosts crawled breadth first, one URL at a time; host2.test's scores are multiplied by
+// 0.25, so host1.test's pages come first on the whole (the mean position of its fetches is earlier).
+func TestHostPriority(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.LinksPerPage, wcfg.CrossHostLinks, wcfg.Seed = true, 2, 15, 3, 0, 5
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = time.Millisecond, 2*time.Second
+	cfg.DBWorker.FeedBatch, cfg.DBWorker.PerHost, cfg.DBWorker.MaxLag = 1, 1, 1
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Options = map[string]any{"host_priority": map[string]any{"host2.test": 0.25}}
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
+		Logger: frontiertest.Logger(t)}); err != nil {
+		t.Fatal(err)
+	}
+	type fetch struct {
+		host string
+		at   time.Time
+	}
+	var all []fetch
+	for _, h := range site.Hosts() {
+		for _, r := range h.Requests() {
+			if r.Target != "/robots.txt" {
+				all = append(all, fetch{h.Name, r.Start})
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].at.Before(all[j].at) })
+	sum, n := map[string]int{}, map[string]int{}
+	var order []string
+	for i, f := range all {
+		sum[f.host] += i
+		n[f.host]++
+		order = append(order, strings.TrimSuffix(f.host, ".test"))
+	}
+	if n["host1.test"] != 15 || n["host2.test"] != 15 {
+		t.Fatalf("fetches per host %v, want 15 each", n)
+	}
+	m1, m2 := float64(sum["host1.test"])/15, float64(sum["host2.test"])/15
+	t.Logf("mean fetch position: host1 %.1f, host2 %.1f; order %v", m1, m2, order)
+	if m1 >= m2-5 {
+		t.Errorf("mean fetch position host1 %.1f, host2 %.1f: host2's lower priority should put it well behind; order %v", m1, m2, order)
+	}
+}

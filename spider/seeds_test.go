@@ -3,8 +3,12 @@ package spider
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frontiercrawl/frontier"
 )
 
 func TestParseSeedScore(t *testing.T) {
@@ -91,4 +95,31 @@ func FuzzParseSeed(f *testing.F) {
 			t.Fatalf("ParseSeed(%q) = score %v outside [0, 1]", line, s.Score)
 		}
 	})
+}
+
+// TestInjectSeedScores: a seed's score column travels in its meta score; a seed without one has none.
+func TestInjectSeedScores(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(path, []byte("http://a.test/ 0.25\nhttp://b.test/\nhttp://c.test/ 7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, nil, nil)
+	h.deps.Feed = h.feed.consumer()
+	s, err := New(testConfig(t), h.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InjectSeeds(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range h.log.records() {
+		for _, seed := range r.msg.(*frontier.AddSeeds).Seeds {
+			sc, err := seed.MetaScore()
+			got[seed.URL] = fmt.Sprint(sc, err == nil)
+		}
+	}
+	if want := map[string]string{"http://a.test/": "0.25 true", "http://b.test/": "0 false"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("seed scores %v, want %v (the line with a bad score skipped)", got, want)
+	}
 }
