@@ -163,7 +163,7 @@ hbase:
 	g.Go(func() error { return dbw.Run(gctx) })
 	for p := range 2 {
 		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p, Logger: log, Registerer: first(rec, p)})
+			States: hb.States(), Domains: hb.Domains(), Fingerprint: id.Fingerprint, Partition: p, Logger: log, Registerer: first(rec, p)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,9 +203,14 @@ hbase:
 		}
 	}()
 
+	var statusCalls int
+	var statusTime, statusMax time.Duration
 	status := func() crawlstatus.Status {
 		t.Helper()
+		start := time.Now()
 		out, code := ctl("status", "--json")
+		d := time.Since(start)
+		statusCalls, statusTime, statusMax = statusCalls+1, statusTime+d, max(statusMax, d)
 		var s crawlstatus.Status
 		if err := json.Unmarshal([]byte(out), &s); err != nil {
 			t.Fatalf("status --json printed %q: %v", out, err)
@@ -322,6 +327,8 @@ hbase:
 		t.Errorf("final totals %+v, want crawled %d, errors %d, nothing queued or in flight", final.Totals, pages, errs)
 	}
 	t.Logf("finished: %d crawled, %d errors; top errors %v", final.Totals.Crawled, final.Totals.Errors, final.TopErrors)
+	t.Logf("status: %d calls, mean %v, max %v (each opens Kafka and HBase clients, replays the control topic)",
+		statusCalls, (statusTime / time.Duration(statusCalls)).Round(time.Millisecond), statusMax.Round(time.Millisecond))
 
 	// The dashboard's and alerts' metrics, against the /metrics pages of these workers and of a standalone
 	// crawl (the state Bloom filter lives in the standalone).
