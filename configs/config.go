@@ -211,14 +211,26 @@ func (c IdentityConfig) Validate() error {
 func (c IdentityConfig) New() (identity.Identifier, error) {
 	mode, err := identity.ParseCanonMode(c.Canonicalization)
 	if err != nil {
-		return identity.Identifier{}, fmt.Errorf("canonicalization: %w", err)
+		return identity.Identifier{}, &keyError{key: "canonicalization", pkg: "identity", err: err}
 	}
 	id, err := identity.New(c.Fingerprint, identity.CanonOptions{Mode: mode})
 	if err != nil {
-		return identity.Identifier{}, fmt.Errorf("fingerprint: %w", err)
+		return identity.Identifier{}, &keyError{key: "fingerprint", pkg: "identity", err: err}
 	}
 	return id, nil
 }
+
+// keyError names the key of an error from package pkg, dropping pkg's own prefix so that the message reads as
+// one sentence ("identity: fingerprint: unknown fingerprint …", not "…: fingerprint: identity: unknown …").
+type keyError struct {
+	key, pkg string
+	err      error
+}
+
+func (e *keyError) Error() string {
+	return e.key + ": " + strings.TrimPrefix(e.err.Error(), e.pkg+": ")
+}
+func (e *keyError) Unwrap() error { return e.err }
 
 // Validate checks the topic name and partition count.
 func (c StreamConfig) Validate() error {

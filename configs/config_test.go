@@ -199,3 +199,22 @@ func TestBuiltinMatchesFiles(t *testing.T) {
 		t.Errorf("Load of an unknown role = %v, want an error naming nosuchrole.yaml", err)
 	}
 }
+
+// TestErrorsReadAsOneSentence: decode and validation errors name the key once, without mapstructure's
+// preamble or a repeated package prefix.
+func TestErrorsReadAsOneSentence(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"spider.delay=abc"}, "configs: spider.delay: time: invalid duration"},
+		{[]string{"identity.fingerprint=crc"}, `identity: fingerprint: unknown fingerprint "crc"`},
+		{[]string{"identity.canonicalization=x"}, `identity: canonicalization: unknown canonicalisation mode "x"`},
+	} {
+		_, err := Load(Options{Role: "standalone", Sets: tc.sets})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "decoding failed") ||
+			strings.Count(err.Error(), "identity:") > 1 {
+			t.Errorf("Load with %v = %v, want an error containing %q once", tc.sets, err, tc.want)
+		}
+	}
+}

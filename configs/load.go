@@ -139,7 +139,7 @@ func Load(opts Options) (*Config, error) {
 
 	cfg := DefaultConfig()
 	if err := v.UnmarshalExact(&cfg); err != nil {
-		return nil, fmt.Errorf("configs: %w", err)
+		return nil, fmt.Errorf("configs: %s", decodeMessage(err))
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("configs: invalid configuration:\n%w", err)
@@ -167,9 +167,34 @@ func checkFile(path string, data []byte, keys keySet) error {
 	}
 	probe := DefaultConfig()
 	if err := fv.UnmarshalExact(&probe); err != nil {
-		return fmt.Errorf("configs: %s: %w", name, err)
+		return fmt.Errorf("configs: %s: %s", name, decodeMessage(err))
 	}
 	return nil
+}
+
+// decodeMessage turns mapstructure's "decoding failed due to the following error(s):\n\n'key' reason" into
+// one line: "key: reason", several joined by "; ".
+func decodeMessage(err error) string {
+	msg := err.Error()
+	const head = "decoding failed due to the following error(s):"
+	rest, ok := strings.CutPrefix(msg, head)
+	if !ok {
+		return msg
+	}
+	var parts []string
+	for _, line := range strings.Split(rest, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "* "))
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "'") {
+			if i := strings.Index(line[1:], "'"); i >= 0 {
+				line = line[1:i+1] + ": " + strings.TrimSpace(line[i+2:])
+			}
+		}
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func quoteAll(ss []string) string {

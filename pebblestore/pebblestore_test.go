@@ -127,3 +127,37 @@ func TestStatesCount(t *testing.T) {
 		t.Fatalf("Count = %v, want 2 crawled, 1 queued, 1 error", got)
 	}
 }
+
+func TestQueueAckDelivered(t *testing.T) {
+	db, err := pebblestore.Open(testConfig(t, false), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	q := db.Queue()
+	item := func(i int, req string) queue.Item {
+		return queue.Item{Partition: 1, Host: "h.test", Fingerprint: frontier.Fingerprint{byte(i), 9}, Score: 0.5, Request: []byte(req)}
+	}
+	if err := q.Schedule(ctx, []queue.Item{item(1, "a"), item(2, "b"), item(3, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	// Item 1 is delivered as scheduled; item 2 was scheduled again since (other bytes); item 3 is on another
+	// partition in the feed's view; item 4 was never queued.
+	other := item(3, "c")
+	other.Partition = 0
+	n, err := q.AckDelivered(ctx, []queue.Item{item(1, "a"), item(2, "old b"), other, item(4, "d")})
+	if err != nil || n != 1 {
+		t.Fatalf("AckDelivered = %d, %v; want 1 row removed", n, err)
+	}
+	if c, _ := q.Count(ctx, 1); c != 2 {
+		t.Fatalf("Count after AckDelivered = %d, want 2", c)
+	}
+	got, err := q.Next(ctx, 1, 0, queue.Limits{Max: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0].Request) == "a" || string(got[1].Request) == "a" {
+		t.Fatalf("Next after AckDelivered = %d items (%+v), want b and c", len(got), got)
+	}
+}

@@ -1,0 +1,91 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/identity"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestStopAndResume stops a crawl mid-way (the context ends, as on SIGTERM) and resumes it without seeds:
+// the second run says it resumes, and between them every reachable page is fetched exactly once.
+func TestStopAndResume(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 4, 25, true
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay = 20 * time.Millisecond
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 300*time.Millisecond
+	cfg.Canonicalization, cfg.Fingerprint = "w3lib-2.5", "sha1"
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	deps := Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for site.Hosts()[0].RequestCount()+site.Hosts()[1].RequestCount() < 15 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	first, err := Run(ctx, cfg, deps)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps.Seeds = ""
+	second, err := Run(t.Context(), cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "resuming "+cfg.DataDir) {
+		t.Errorf("the second run did not say it resumes:\n%s", logs.String())
+	}
+	check, err := site.CheckCrawl(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(check.Missing) > 0 || second.Queued != 0 {
+		t.Errorf("after a stop and a resume (%d + %d pages): missing %v, still queued %d", first.Pages, second.Pages, check.Missing, second.Queued)
+	}
+	if len(check.Twice) > 0 {
+		t.Logf("fetched twice (in flight at the stop): %v", check.Twice)
+	}
+	t.Logf("first run %d pages, second %d, reachable %d", first.Pages, second.Pages, check.Reachable)
+}
