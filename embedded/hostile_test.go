@@ -59,6 +59,9 @@ func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) 
 	t.Logf("summary %+v; %d page requests, %.1f pages/s, %.2f CPU-s; reachable %d, coverage %.4f, missing %d, served twice %d, unserved %d, robots violations %d, trap fetches %v",
 		sum, r.fetched, float64(sum.Pages)/sum.Elapsed.Seconds(), r.cpu.Seconds(), r.check.Reachable, r.check.Coverage(),
 		len(r.check.Missing), len(r.check.Twice), len(r.check.Unserved), len(r.check.RobotsViolations), r.traps)
+	if p50, p90, n := redirectLatency(site); n > 0 {
+		t.Logf("redirect hop latency (target asked for after its redirect's answer): p50 %v, p90 %v over %d hops", p50, p90, n)
+	}
 	return r
 }
 

@@ -21,6 +21,12 @@
 // a URL already queued, crawled or in error is not, so a page reachable both directly and through redirects is
 // fetched once.
 //
+// Scope (Config.Scope, package scope): links and redirect targets out of the seeds' domains (or hosts), of
+// denied extensions or trap-shaped are dropped before the strategy sees them; a URL scheduled for the first
+// time is checked against its host's page budget and its path's query variants. Each drop is counted by
+// reason (frontier_strategyworker_dropped_total and the stats line). The seeds' hosts and domains are
+// recorded in the domain metadata store by the worker that owns each seed, and read from it by the others.
+//
 // Retries (RetryConfig): a transient failure (5xx, 408, 429, a timeout, a reset) is not shown to the strategy
 // while the request has retries left; the worker schedules it again through the queue with a due time and
 // the count in meta retry_times. The last failure reaches the strategy as a request_error.
