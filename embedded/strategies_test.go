@@ -455,3 +455,52 @@ func TestHostPriority(t *testing.T) {
 		t.Errorf("mean fetch position host1 %.1f, host2 %.1f: host2's lower priority should put it well behind; order %v", m1, m2, order)
 	}
 }
+
+// TestDiscoveryRevealsDomains seeds three of ten hosts and lets the scope follow links anywhere: discovery
+// reaches the other hosts through cross-host links, fetches each revealed host's home page before any other
+// page of it, and keeps every host within its budget.
+func TestDiscoveryRevealsDomains(t *testing.T) {
+	wcfg := web.DefaultConfig()
+	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.CrossHostLinks, wcfg.Seed = true, 10, 20, 0.3, 11
+	site := web.Start(t, wcfg)
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.DataDir = dir
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy = "discovery"
+	cfg.StrategyWorker.Options = map[string]any{"max_pages": 6}
+	cfg.StrategyWorker.Scope.Follow = "any"
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()[:3]), Identity: id, DialContext: site.DialContext,
+		Logger: frontiertest.Logger(t)}); err != nil {
+		t.Fatal(err)
+	}
+	reached := 0
+	for _, h := range site.Hosts() {
+		var targets []string
+		for _, r := range h.Requests() {
+			if r.Target != "/robots.txt" {
+				targets = append(targets, r.Target)
+			}
+		}
+		if len(targets) == 0 {
+			continue
+		}
+		reached++
+		if targets[0] != "/" {
+			t.Errorf("%s: first fetch %s, want its home page first; fetches %v", h.Name, targets[0], targets)
+		}
+		if len(targets) > 6 {
+			t.Errorf("%s: %d pages, over the budget of 6", h.Name, len(targets))
+		}
+	}
+	if reached != 10 {
+		t.Errorf("%d of 10 hosts reached from 3 seeds", reached)
+	}
+}
