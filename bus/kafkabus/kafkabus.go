@@ -189,6 +189,10 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		}
 		ends = resp.Topics[sc.Topic]
 		for _, po := range ends {
+			if errors.Is(po.Error, kafka.UnknownTopicOrPartition) {
+				// A topic that does not exist is not waited for: retrying cannot create it.
+				return permanent{fmt.Errorf("topic %q does not exist on %s (create it with deploy/kafka-topics.sh): %w", sc.Topic, b.addr, po.Error)}
+			}
 			if po.Error != nil {
 				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, po.Error)
 			}
@@ -241,6 +245,11 @@ func (b *Bus) retry(ctx context.Context, fn func() error) error {
 		}
 	}
 }
+
+// permanent marks an error retry must not retry.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
 
 // retryStartup is retry bounded by Config.StartupWait: what a process does while it opens its streams, so that
 // it may start before Kafka does. The error after the wait says how long it waited.

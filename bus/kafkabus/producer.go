@@ -194,6 +194,10 @@ func failedMessages(kms []kafka.Message, err error) ([]kafka.Message, error) {
 // retriable reports whether writing again may succeed: Kafka's retriable error codes, network errors and
 // timeouts are; a message too large, an invalid topic or an authorization failure are not.
 func retriable(err error) bool {
+	var perm permanent
+	if errors.As(err, &perm) {
+		return false
+	}
 	var ke kafka.Error
 	if errors.As(err, &ke) {
 		return ke.Temporary()
