@@ -17,7 +17,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
@@ -105,6 +108,8 @@ func run(ctx context.Context, env cli.Env) error {
 	env.Health.Set("startup", nil)
 	// One spider per feed partition: a second spider given the same --partition-id waits as a standby and
 	// takes over when the first dies (its feed position is the group's committed offset).
+	// The spider is built afresh each time the partition is (re)gained; its metrics replace the previous one's.
+	reg := &reRegisterer{Registerer: env.Registry}
 	err = b.Own(ctx, bus.SpiderFeed, spiderOwners(env.PartitionID), []int{env.PartitionID}, func(ctx context.Context, parts []int) error {
 		feed, err := b.Consumer(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed, parts)
 		if err != nil {
@@ -113,6 +118,8 @@ func run(ctx context.Context, env cli.Env) error {
 		defer feed.Close()
 		d := deps
 		d.Feed = feed
+		reg.reset()
+		d.Registerer = reg
 		return spider.Run(ctx, scfg, d)
 	})
 	if wr != nil {
@@ -121,4 +128,39 @@ func run(ctx context.Context, env cli.Env) error {
 		}
 	}
 	return err
+}
+
+// reRegisterer is a Registerer for a component that may be built more than once in a process: reset
+// unregisters what the previous one registered, so the next one's collectors take their place.
+type reRegisterer struct {
+	prometheus.Registerer
+	mu sync.Mutex
+	cs []prometheus.Collector
+}
+
+func (r *reRegisterer) Register(c prometheus.Collector) error {
+	if err := r.Registerer.Register(c); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.cs = append(r.cs, c)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *reRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (r *reRegisterer) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.cs {
+		r.Registerer.Unregister(c)
+	}
+	r.cs = nil
 }
