@@ -206,6 +206,11 @@ func retriable(err error) bool {
 	return !errors.As(err, &mtl)
 }
 
+// Durable reports whether Send returns only once its messages survive this process being killed: always (Send
+// waits for the broker's acknowledgement), so the spider journals the feed offsets it reported
+// (spider.DurableProducer) and a SIGKILLed spider fetches again only what was in flight.
+func (p *Producer) Durable() bool { return true }
+
 // Close flushes nothing (Send is synchronous) and closes the writer. Sends after Close return bus.ErrClosed.
 func (p *Producer) Close() error {
 	if p.closed.Swap(true) {
