@@ -74,7 +74,7 @@ func (b *Bus) NewProducer(ctx context.Context, s bus.Stream, p bus.Partitioner) 
 		RequiredAcks:    ack,
 		Compression:     comp,
 		Logger:          kafkaLogger(log, slog.LevelDebug),
-		ErrorLogger:     kafkaLogger(log, slog.LevelWarn),
+		ErrorLogger:     kafkaLogger(log, slog.LevelDebug), // retried; an outage is logged once by the bus
 		Transport:       b.tr,
 	}
 	l := prometheus.Labels{"stream": string(s)}
