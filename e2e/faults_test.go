@@ -86,9 +86,9 @@ func TestFaults(t *testing.T) {
 		}
 	}()
 
-	// The web: 10 hosts of 40 pages, and a politeness delay (1 s) that keeps the crawl going through every fault.
+	// The web: 10 hosts of 60 pages, and a politeness delay (1 s) that keeps the crawl going through every fault.
 	wcfg := web.DefaultConfig()
-	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 10, 40, true
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 10, 60, true
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 500*time.Millisecond, 200*time.Millisecond, 1<<20
 	site := web.Start(t, wcfg)
 	seeds := filepath.Join(dir, "seeds.txt")
@@ -167,7 +167,7 @@ shutdown_timeout: 10s
 		})
 		f.recover = time.Since(since)
 		t.Logf("fault %q: recovered %s after its end", f.name, f.recover.Round(100*time.Millisecond))
-		time.Sleep(10 * time.Second) // what the fault sends again is fetched before the next one begins
+		time.Sleep(5 * time.Second) // what the fault sends again is fetched before the next one begins
 	}
 	begin := func(name string, bound int) *fault {
 		f := &fault{name: name, start: time.Now(), bound: bound}
