@@ -14,6 +14,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/pebblestore"
+	"github.com/frontiercrawl/frontier/queue"
 )
 
 // StatusFile is the name, under Config.DataDir, of the file a running crawl rewrites every second with its
@@ -34,7 +35,17 @@ type progressReporter struct {
 	fn      func(crawlstatus.Status)
 	rate    crawlstatus.Rate
 	last    time.Time
+	// topQueued is refreshed every topEvery: it reads the best rows of every partition.
+	topQueued []crawlstatus.HostCount
+	topAt     time.Time
 }
+
+// topEvery and topScan bound the cost of the top-hosts-by-queue list: the topScan best due rows of each
+// partition, read every topEvery.
+const (
+	topEvery = 5 * time.Second
+	topScan  = 1000
+)
 
 // groups are the stream/group pairs whose lag the status reports.
 var groups = []struct {
@@ -88,6 +99,24 @@ func (r *progressReporter) build(ctx context.Context, now time.Time) (crawlstatu
 		s.Totals.Queued += n
 	}
 	s.TopErrors = r.st.topErrors(10)
+	if now.Sub(r.topAt) >= topEvery || s.Totals.Queued == 0 {
+		r.topAt = now
+		counts := map[string]int64{}
+		for _, d := range s.Queue {
+			if d.Queued == 0 {
+				continue
+			}
+			items, err := r.db.Queue().Next(ctx, d.Partition, now.Unix(), queue.Limits{Max: topScan})
+			if err != nil {
+				return s, err
+			}
+			for _, it := range items {
+				counts[it.Host]++
+			}
+		}
+		r.topQueued = crawlstatus.Top(counts, 10)
+	}
+	s.TopQueued = r.topQueued
 	s.Judge()
 	return s, nil
 }
