@@ -153,8 +153,10 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 			t.Fatal(err)
 		}
 		var exit string
+		var drained time.Duration
 		select {
 		case err := <-p.done:
+			drained = time.Since(at)
 			exit = "exit 0"
 			if err != nil {
 				exit = err.Error()
@@ -175,8 +177,8 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 				}
 			}
 		}
-		t.Logf("run %d: %v at %d page requests (%.0f%%), %d in flight at the site, %s; %s", i, plan.sig, siteRequests(site),
-			100*plan.frac, len(r.inFlight), exit, grepLines(p.out.String(), "resuming", "new crawl"))
+		t.Logf("run %d: %v at %d page requests (%.0f%%), %d in flight, %s %v after the signal; %s", i, plan.sig, siteRequests(site),
+			100*plan.frac, len(r.inFlight), exit, drained.Round(time.Millisecond), grepLines(p.out.String(), "resuming", "new crawl"))
 		results = append(results, r)
 	}
 }
