@@ -7,7 +7,8 @@
 //     Config.MaxLag (by default: below the size of the last batch it got), takes the partition's next batch
 //     from the queue (best scores first, per-host cap, minimum host count) and puts it on that partition, keyed by hostname; the rows are acknowledged (deleted) only
 //     after Kafka acknowledged the batch, and rows a cap skipped stay queued (Frontera lost them, #393);
-//   - links: reads the spider log and records page metadata (first seen, last fetched, status, error).
+//   - links: reads the spider log and records page metadata (first seen, last fetched, status, error, and the
+//     target of a 3xx answer, which the spider reports as a link carrying redirect_times).
 //
 // Flow control (DESIGN.md invariant 4): the batch generator runs at once when the scoring role queued
 // something and otherwise re-checks every Config.PollInterval, so a partition that becomes ready gets its batch
@@ -471,6 +472,11 @@ func (w *Worker) runLinks(ctx context.Context) error {
 						}
 					}
 					add(r, metadata.Page{FirstSeen: now})
+					if isRedirectTarget(r) { // the page answered a 3xx to r (see package spider)
+						if fp, err := r.MetaFingerprint(); err == nil {
+							add(e.Request, metadata.Page{FirstSeen: now, RedirectTo: fp})
+						}
+					}
 				}
 			case *frontier.PageCrawled:
 				if r := e.Response.Request; r != nil {
@@ -494,4 +500,12 @@ func (w *Worker) runLinks(ctx context.Context) error {
 		w.stats.pages.Add(int64(len(pages)))
 		return w.count(ctx, events)
 	})
+}
+
+// isRedirectTarget reports whether a link is the target of its page's 3xx answer: the spider reports it with
+// meta redirect_times (Scrapy's key), the length of the chain that led to it.
+func isRedirectTarget(l *frontier.Request) bool {
+	v, ok := l.Meta.Get("redirect_times")
+	n, _ := v.(int64)
+	return ok && n > 0
 }

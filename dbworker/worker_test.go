@@ -178,11 +178,14 @@ func TestScoringToFeedWithFlowControl(t *testing.T) {
 func TestLinksRecordsPages(t *testing.T) {
 	r := start(t, DefaultConfig())
 	page := req("http://h.test/", "h.test")
+	redirected := req("http://h.test/new", "h.test") // the target of /old's 3xx, as the spider reports it
+	redirected.Meta.Set("redirect_times", int64(1))
 	r.send(t, bus.SpiderLog,
 		&frontier.PageCrawled{Response: &frontier.Response{URL: page.URL, Status: 200, Request: page,
 			Headers: frontier.Headers{{Name: []byte("Content-Type"), Values: [][]byte{[]byte("text/html")}}}}},
 		&frontier.LinksExtracted{Request: page, Links: []*frontier.Request{req("http://h.test/a", "h.test")}},
-		&frontier.RequestError{Request: req("http://h.test/b", "h.test"), Error: "TimeoutError"})
+		&frontier.RequestError{Request: req("http://h.test/b", "h.test"), Error: "TimeoutError"},
+		&frontier.LinksExtracted{Request: req("http://h.test/old", "h.test"), Links: []*frontier.Request{redirected}})
 	waitFor(t, "the spider log to be committed", func() bool {
 		lag, _ := r.bus.Lag(t.Context(), bus.SpiderLog, bus.GroupDBWorkerSpiderLog)
 		return lag[0] == 0
@@ -196,6 +199,9 @@ func TestLinksRecordsPages(t *testing.T) {
 	}
 	if p, ok, _ := r.pages.Get(t.Context(), fp("http://h.test/b")); !ok || p.Error != "TimeoutError" {
 		t.Errorf("error record = %+v, %v", p, ok)
+	}
+	if p, ok, _ := r.pages.Get(t.Context(), fp("http://h.test/old")); !ok || string(p.RedirectTo) != string(fp("http://h.test/new")) {
+		t.Errorf("redirect record = %+v, %v; want RedirectTo the target's fingerprint", p, ok)
 	}
 }
 
