@@ -54,7 +54,8 @@ type Env struct {
 // Health is the readiness state of a process: named checks, each nil while its part is ready. /healthz answers
 // 200 while the process runs (liveness: restart it only if this fails); /readyz answers 200 "ready" when every
 // check passes and otherwise 503 with one line per failing check, saying what is waited for and since when.
-// Safe for concurrent use.
+// Safe for concurrent use. A nil *Health (a role run without the bootstrap, as in tests) accepts checks and
+// ignores them.
 type Health struct {
 	mu     sync.Mutex
 	names  []string
@@ -66,6 +67,9 @@ func NewHealth() *Health { return &Health{checks: map[string]func() error{}} }
 
 // Add adds or replaces the check called name.
 func (h *Health) Add(name string, check func() error) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.checks[name]; !ok {
@@ -80,6 +84,9 @@ func (h *Health) Set(name string, err error) { h.Add(name, func() error { return
 
 // Check runs every check and returns the failing ones as "name: error" lines, in the order they were added.
 func (h *Health) Check() []string {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	names := slices.Clone(h.names)
 	checks := make([]func() error, len(names))

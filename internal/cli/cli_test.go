@@ -167,3 +167,11 @@ func waitForLog(t *testing.T, w *syncWriter, pattern string) string {
 	t.Fatalf("no log line matching %s", pattern)
 	return ""
 }
+
+func TestNilHealthIgnoresChecks(t *testing.T) {
+	var h *Health
+	h.Set("startup", errors.New("waiting"))
+	if got := h.Check(); got != nil {
+		t.Fatalf("nil Health reports %v", got)
+	}
+}
