@@ -210,7 +210,8 @@ shutdown_timeout: 10s
 	runDeploy(t, deploy, "up", "kafka")
 	recovered(f, time.Now(), nil)
 
-	// 5. Stop HBase and its gateway for more than 60 s (45 s stopped, then its start, about 40 s here).
+	// 5. Stop HBase and its gateway for more than 60 s: 60 s stopped, then its start (15-40 s here). A start
+	// quicker than expected must not shorten the outage below what the test claims.
 	atProgress(0.4)
 	f = begin("HBase + Thrift down > 60 s", inFlight+batches)
 	runDeploy(t, deploy, "down", "hbase")
@@ -219,7 +220,7 @@ shutdown_timeout: 10s
 		code, body := c.readyz("dbw-b")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "HBase")
 	})
-	for time.Since(down) < 45*time.Second && ctx.Err() == nil {
+	for time.Since(down) < 60*time.Second && ctx.Err() == nil {
 		time.Sleep(time.Second)
 	}
 	runDeploy(t, deploy, "up", "hbase")
