@@ -68,6 +68,14 @@
 // beyond it are saved in Config.StateDir, so the next run skips them: a restart fetches again only what was in
 // flight.
 //
+// A fetch attempt is a lease on the request's fingerprint, held from the moment the spider takes the request
+// until its outcome is on the spider log (or, for a held request, back in the queue), never longer: the
+// watermark over other requests does not hold it. A copy of a request whose same attempt (same retry_times
+// meta) is still running is a batch the DB worker sent again; it is dropped and counted
+// (frontier_spider_feed_duplicates_total). Any other copy, a retry above all, is fetched: the strategy worker
+// wrote the retry's queue row before the spider could see it, so dropping it would leave the URL QUEUED with
+// no queue row, never fetched.
+//
 // # Politeness
 //
 // Each host has a FIFO queue and at most Config.ConnsPerHost runners (goroutines). Every request to a host

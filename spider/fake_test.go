@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeCodec stands in for package codec: a feed request is its URL as bytes ("!" makes it undecodable), and
+// fakeCodec stands in for package codec: a feed request is its URL as bytes ("!" makes it undecodable; a
+// suffix " retry_times=N" sets that meta, as the strategy worker does on a retry), and
 // an encoded message is an id under which the message object is kept.
 type fakeCodec struct {
 	mu   sync.Mutex
@@ -37,7 +39,16 @@ func (c *fakeCodec) DecodeRequest(b []byte) (*frontier.Request, error) {
 	if strings.HasPrefix(string(b), "!") {
 		return nil, errors.New("fake codec: undecodable")
 	}
-	return &frontier.Request{URL: string(b)}, nil
+	u, attempt, ok := strings.Cut(string(b), " retry_times=")
+	r := &frontier.Request{URL: u}
+	if ok {
+		n, err := strconv.ParseInt(attempt, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("fake codec: retry_times %q: %w", attempt, err)
+		}
+		r.Meta.Set(MetaKeyRetryTimes, n)
+	}
+	return r, nil
 }
 
 func (c *fakeCodec) message(b []byte) frontier.Message {

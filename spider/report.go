@@ -366,13 +366,21 @@ func (s *Spider) reporter(ctx context.Context) {
 
 // entry is one feed message between Fetch and commit.
 type entry struct {
-	msg  bus.Message
-	done bool
-	fp   string // the request's fingerprint, once claimed
+	msg     bus.Message
+	done    bool
+	fp      string // the request's fingerprint, while this entry holds its lease
+	attempt int64  // the attempt the lease is for (the request's retry_times; 0 for a first try)
 }
 
 // tracker keeps the feed messages in offset order and finds the contiguous watermark: the last message
-// whose outcome, and every earlier one's, is reported. Safe for concurrent use.
+// whose outcome, and every earlier one's, is reported. It also holds the fetch leases: a request's
+// fingerprint is leased by the entry fetching it from claim until its outcome is durable (done), and released
+// then, whatever the watermark does. Safe for concurrent use.
+//
+// Why a lease per attempt and not per watermark: a transient failure is reported, the strategy worker
+// schedules a retry a second later, and the retry comes back on the feed while an earlier, slow request still
+// holds the watermark. Released by the watermark, the first attempt's fingerprint was still held then, the
+// retry was dropped as a duplicate, and the URL stayed QUEUED with no queue row (lost).
 type tracker struct {
 	mu      sync.Mutex
 	q       []*entry
@@ -381,23 +389,32 @@ type tracker struct {
 	last    bus.Message // the watermark
 	pending bool        // last is not committed yet
 	signal  chan struct{}
-	fps     map[string]bool // fingerprints of the entries from head on
+	leases  map[string]*entry // fingerprint → the entry whose fetch of it has no durable outcome yet
 }
 
 func newTracker(max int) *tracker {
-	return &tracker{max: max, signal: make(chan struct{}, 1), fps: map[string]bool{}}
+	return &tracker{max: max, signal: make(chan struct{}, 1), leases: map[string]*entry{}}
 }
 
-// claim records e as the holder of fingerprint fp; false if an entry still tracked holds it already.
-func (t *tracker) claim(e *entry, fp string) bool {
+// claim leases fingerprint fp to e for the given attempt. It returns false when the same attempt of fp is
+// still running (a batch the DB worker sent again, whose first copy is being fetched): e is then a
+// duplicate. Another attempt (a retry, whose retry_times differs) takes the lease over and is fetched.
+func (t *tracker) claim(e *entry, fp string, attempt int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.fps[fp] {
+	if cur := t.leases[fp]; cur != nil && cur.attempt == attempt {
 		return false
 	}
-	t.fps[fp] = true
-	e.fp = fp
+	t.leases[fp] = e
+	e.fp, e.attempt = fp, attempt
 	return true
+}
+
+// leased reports whether fp's lease is held (for tests and the stats).
+func (t *tracker) leased(fp string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.leases[fp] != nil
 }
 
 func (t *tracker) add(msg bus.Message) *entry {
@@ -408,15 +425,20 @@ func (t *tracker) add(msg bus.Message) *entry {
 	return e
 }
 
+// done marks e's outcome durable: its lease is released now, and the watermark moves past it once every
+// earlier entry is done too.
 func (t *tracker) done(e *entry) {
 	t.mu.Lock()
 	e.done = true
+	if e.fp != "" {
+		if t.leases[e.fp] == e {
+			delete(t.leases, e.fp)
+		}
+		e.fp = ""
+	}
 	moved := false
 	for t.head < len(t.q) && t.q[t.head].done {
 		t.last, t.pending, moved = t.q[t.head].msg, true, true
-		if fp := t.q[t.head].fp; fp != "" {
-			delete(t.fps, fp)
-		}
 		t.q[t.head] = nil
 		t.head++
 	}

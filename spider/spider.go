@@ -90,6 +90,7 @@ type Spider struct {
 
 	// counters for the stats line
 	nPages, nBytes, nErrors, nLinks atomic.Int64
+	nDuplicates                     atomic.Int64 // feed copies dropped because the same attempt was running
 	errMu                           sync.Mutex
 	errByName                       map[string]int64
 }
@@ -368,19 +369,41 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 		return
 	}
 	s.ensureMeta(req, it.u)
-	// A request already held (taken, not yet committed) comes again only when the DB worker re-sent a batch
-	// whose acknowledgement a crash lost: the copy held is fetched (or fetched again after a restart), so
-	// this one is dropped.
-	if fp, err := req.MetaFingerprint(); err == nil && !s.tracker.claim(e, string(fp)) {
-		s.m.duplicates.Inc()
-		s.tracker.done(e)
-		return
-	}
 	if skip {
 		s.tracker.done(e)
 		return
 	}
+	// A request whose same attempt is still being fetched (taken, outcome not yet on the spider log) comes
+	// again only when the DB worker re-sent a batch whose acknowledgement a crash lost: the copy running is
+	// reported, so this one is dropped. A retry (another retry_times) or a copy of an attempt already reported
+	// is fetched: dropping it would strand the URL, QUEUED with no queue row.
+	if fp, err := req.MetaFingerprint(); err == nil && !s.tracker.claim(e, string(fp), attemptOf(req)) {
+		s.m.duplicates.Inc()
+		s.nDuplicates.Add(1)
+		s.tracker.done(e)
+		return
+	}
 	s.enqueue(it)
+}
+
+// MetaKeyRetryTimes is the number of times a request was retried (Scrapy's meta['retry_times'], set by the
+// strategy worker; see strategyworker.MetaKeyRetryTimes). The spider tells attempts of one URL apart by it.
+const MetaKeyRetryTimes = "retry_times"
+
+// attemptOf is the request's attempt number: its retry_times, 0 when absent.
+func attemptOf(r *frontier.Request) int64 {
+	v, _ := r.Meta.Get(MetaKeyRetryTimes)
+	switch v := v.(type) {
+	case int64:
+		return v
+	case uint64:
+		return int64(v)
+	case int:
+		return int64(v)
+	case float64:
+		return int64(v)
+	}
+	return 0
 }
 
 // ensureMeta adds the fingerprint and domain meta Frontera's middlewares would have added, when absent.
