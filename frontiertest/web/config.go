@@ -50,6 +50,8 @@ type Config struct {
 	HTTP2 bool
 	// Hostile adds what a crawler meets on a real web (see hostile.go and the package doc, "Hostile web").
 	Hostile Hostile
+	// Timing gives the site the real web's timing and shape (see timing.go and the package doc, "Timing").
+	Timing Timing
 
 	// DisableRequestLog stops the per-request log (counters and maxima are still kept). Use it for long
 	// benchmarks, where the log would grow without bound.
@@ -108,6 +110,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("web: slow delay must not be negative"))
 	}
 	if err := c.Hostile.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Timing.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.LargeBytes < 0 {

@@ -66,6 +66,15 @@
 // ReachableWith for other crawlers) and returns every URL it learns about with the Outcome it sees. Everything
 // is a pure function of the Config: the same Seed gives the same pages, byte for byte.
 //
+// # Timing
+//
+// Config.Timing gives the site the real web's timing for throughput benchmarks (see Timing): every content host
+// waits its own latency before each answer, spread from LatencyMin to LatencyMax with most hosts fast and a few
+// slow; every host can have a large page (/big.html), pages that answer 500 once and then 200, slow pages, the
+// standard robots rules even on a Plain site, and a broken link; and a fraction of the hosts is discovered late:
+// not seeded, linked only from the last page of another host's chain. A crawler that hands out work in fixed
+// rounds waits for the slow hosts while the fast ones idle; one that keeps every host busy does not.
+//
 // # Measurement
 //
 // Each Host records every request (start and end time, target, connection id, user agent, protocol, status,

@@ -58,6 +58,7 @@ type Page struct {
 	kind     pageKind
 	location string // the raw Location header of a redirect
 	chunked  bool   // large page sent without Content-Length
+	slow     bool   // waits Timing.LatencyMax more than its host (Timing.SlowPages)
 	pad      int
 
 	// Transient failures (Config.Hostile.Failing): the first failN requests answer failStatus.
@@ -162,6 +163,7 @@ func build(cfg Config, content []*Host, special map[string]*Host) *graph {
 		}
 		features(g, cfg, content, special, regular[0][0])
 	}
+	timing(g, cfg, content, regular)
 	for _, p := range g.pages {
 		p.finish()
 	}

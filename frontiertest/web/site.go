@@ -71,9 +71,12 @@ type Host struct {
 	scheme string // http, or https with Config.TLS
 	kind   hostKind
 	site   *Site
-	pages  map[string]*Page // by escaped path?query
-	srv    *http.Server
-	ln     net.Listener
+	// latency is waited before every answer, late leaves the host out of Seeds (Config.Timing).
+	latency time.Duration
+	late    bool
+	pages   map[string]*Page // by escaped path?query
+	srv     *http.Server
+	ln      net.Listener
 
 	mu struct {
 		sync.Mutex
@@ -217,6 +220,7 @@ func (s *Site) open(cfg Config) (bool, error) {
 	for i := range cfg.Hosts {
 		h := &Host{Name: fmt.Sprintf("host%d.test", i+1), kind: hostContent, Robots: RobotsStandard}
 		switch {
+		case cfg.Plain && cfg.Timing.Robots:
 		case cfg.Plain:
 			h.Robots = RobotsMissing
 		case i == 1:
@@ -454,11 +458,13 @@ func (s *Site) Host(name string) *Host {
 	return nil
 }
 
-// Seeds returns the home page URL of every content host.
+// Seeds returns the home page URL of every content host but the late ones (Timing.Late).
 func (s *Site) Seeds() []string {
-	out := make([]string, len(s.content))
-	for i, h := range s.content {
-		out[i] = h.Origin + "/"
+	out := make([]string, 0, len(s.content))
+	for _, h := range s.content {
+		if !h.late {
+			out = append(out, h.Origin+"/")
+		}
 	}
 	return out
 }
@@ -770,17 +776,11 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := h.begin(r)
 	rw := &recorder{ResponseWriter: w}
 	defer h.end(rec, rw)
-	if h.kind == hostSlow && s.cfg.SlowDelay > 0 {
-		t := time.NewTimer(s.cfg.SlowDelay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			panic(http.ErrAbortHandler) // drop the connection: no answer at all
-		case <-s.stopping:
-			panic(http.ErrAbortHandler)
-		}
+	d := h.latency
+	if h.kind == hostSlow {
+		d += s.cfg.SlowDelay
 	}
+	h.wait(r, d) // drops the connection, no answer at all, if the client or the site gives up first
 	h.answer(rw, r)
 }
 
@@ -805,6 +805,9 @@ func (h *Host) answer(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, "<!DOCTYPE html>\n<html><head><title>404</title></head><body><p>%s has no page %s</p></body></html>\n", h.Name, htmlEscape(r.URL.Path))
 		return
+	}
+	if p.slow {
+		h.wait(r, h.site.cfg.Timing.LatencyMax)
 	}
 	p.serve(w, r)
 }
