@@ -55,27 +55,34 @@ func heapAt(t *testing.T, d time.Duration) (stop func()) {
 // delay 0 (the loopback web is ours), the data in dir, and the crawl stopping once done.
 func standaloneConfig(t *testing.T, dir string) (embedded.Config, embedded.Identity) {
 	t.Helper()
+	e, id, err := standaloneConfigFor(dir, *flagSpiders, *flagBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, id
+}
+
+// standaloneConfigFor is standaloneConfig with the spiders and batch size given (0: the defaults), for a child
+// process that has no testing.T.
+func standaloneConfigFor(dir string, spiders, batch int) (embedded.Config, embedded.Identity, error) {
 	cfg := configs.DefaultConfig()
 	e := embedded.DefaultConfig()
 	e.DataDir = dir
 	e.Spiders, e.StrategyWorkers = cfg.Standalone.Spiders, cfg.Standalone.StrategyWorkers
-	if *flagSpiders > 0 {
-		e.Spiders, e.StrategyWorkers = *flagSpiders, *flagSpiders
+	if spiders > 0 {
+		e.Spiders, e.StrategyWorkers = spiders, spiders
 	}
 	e.StopWhenDone, e.QuietPeriod = true, time.Second
 	e.Codec = cfg.Codec
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
 	e.Spider.Delay = 0
-	if *flagBatch > 0 {
-		e.StrategyWorker.BatchSize, e.DBWorker.BatchSize = *flagBatch, *flagBatch
+	if batch > 0 {
+		e.StrategyWorker.BatchSize, e.DBWorker.BatchSize = batch, batch
 	}
 	e.StatsInterval = 10 * time.Second
 	e.Pebble = cfg.Standalone.Pebble
 	id, err := cfg.Identity.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, id
+	return e, id, err
 }
 
 // lastPage records when the last response was handled, so the rate is not diluted by the quiet period

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(serveEnv); spec != "" {
 		os.Exit(serve(spec))
 	}
+	if spec := os.Getenv(crawlEnv); spec != "" {
+		os.Exit(crawlChild(spec))
+	}
 	os.Exit(m.Run())
 }
 
@@ -42,22 +45,26 @@ type served struct {
 }
 
 type checked struct {
-	Reachable int    `json:"reachable"`
-	Missing   int    `json:"missing"`
-	Twice     int    `json:"twice"`
-	Requests  int    `json:"requests"`
-	CPU       string `json:"cpu"`
-	Err       string `json:"err,omitempty"`
+	Reachable int `json:"reachable"`
+	Missing   int `json:"missing"`
+	Twice     int `json:"twice"`
+	Requests  int `json:"requests"`
+	// Unserved are reachable pages that never got a 2xx answer (failed once, never retried);
+	// RobotsViolations are disallowed URLs that were requested.
+	Unserved         int    `json:"unserved"`
+	RobotsViolations int    `json:"robots_violations"`
+	CPU              string `json:"cpu"`
+	Err              string `json:"err,omitempty"`
 }
 
 func serve(spec string) int {
-	hosts, pages, err := parseSize(spec)
 	out := json.NewEncoder(os.Stdout)
+	cfg, err := specConfig(spec)
 	if err != nil {
 		_ = out.Encode(served{Err: err.Error()})
 		return 1
 	}
-	site, err := web.New(webConfig(hosts, pages))
+	site, err := web.New(cfg)
 	if err != nil {
 		_ = out.Encode(served{Err: err.Error()})
 		return 1
@@ -68,11 +75,17 @@ func serve(spec string) int {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		if in.Text() != "check" {
+		var c web.CrawlCheck
+		switch in.Text() {
+		case "check":
+			c, err = site.CheckCrawl(site.Seeds()...)
+		case "check-any": // a crawl that follows links to every host (the timing web's late hosts)
+			c, err = site.CheckCrawlWith(web.ReachOptions{}, site.Seeds()...)
+		default:
 			continue
 		}
-		c, err := site.CheckCrawl(site.Seeds()...)
 		res := checked{Reachable: c.Reachable, Missing: len(c.Missing), Twice: len(c.Twice),
+			Unserved: len(c.Unserved), RobotsViolations: len(c.RobotsViolations),
 			Requests: len(site.Requests()), CPU: cpuTime().String()}
 		if err != nil {
 			res.Err = err.Error()
@@ -103,8 +116,30 @@ type childWeb struct {
 
 func startWeb(t *testing.T, hosts, pages int) *childWeb {
 	t.Helper()
+	return startWebSpec(t, strconv.Itoa(hosts)+"x"+strconv.Itoa(pages))
+}
+
+// specConfig is the web a child serves: "HOSTSxPAGES" (webConfig) or a JSON webSpec.
+func specConfig(spec string) (web.Config, error) {
+	if strings.HasPrefix(spec, "{") {
+		var ws webSpec
+		if err := json.Unmarshal([]byte(spec), &ws); err != nil {
+			return web.Config{}, fmt.Errorf("web spec %q: %w", spec, err)
+		}
+		return ws.config(), nil
+	}
+	hosts, pages, err := parseSize(spec)
+	if err != nil {
+		return web.Config{}, err
+	}
+	return webConfig(hosts, pages), nil
+}
+
+// startWebSpec starts a child serving the web spec describes (see specConfig).
+func startWebSpec(t *testing.T, spec string) *childWeb {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serveEnv+"="+strconv.Itoa(hosts)+"x"+strconv.Itoa(pages))
+	cmd.Env = append(os.Environ(), serveEnv+"="+spec)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -133,7 +168,13 @@ func startWeb(t *testing.T, hosts, pages int) *childWeb {
 // check asks the web what its servers saw.
 func (w *childWeb) check(t *testing.T) checked {
 	t.Helper()
-	if _, err := io.WriteString(w.in, "check\n"); err != nil {
+	return w.checkWith(t, "check")
+}
+
+// checkWith sends the check command cmd ("check" or "check-any").
+func (w *childWeb) checkWith(t *testing.T, cmd string) checked {
+	t.Helper()
+	if _, err := io.WriteString(w.in, cmd+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	var c checked

@@ -1,0 +1,274 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/embedded"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/scope"
+)
+
+// The timing bench (TestTimingWeb) crawls the loopback web with the real web's timing (web.Timing) with
+// Frontier's standalone mode and with the least crawler, each in a child process of its own (this test binary
+// re-executed with crawlEnv set), so that the CPU time and the peak RSS of each come from the kernel's rusage of
+// that child alone; the web is a third child, started afresh for each crawler so that both meet the same web
+// (its pages that fail once fail for each).
+const crawlEnv = "FRONTIER_CRAWLBENCH_CRAWL"
+
+var (
+	flagTimingWebs = flag.String("crawl.timing", "delay0:12x20,delay1s:30x3",
+		"the timing webs to crawl, NAME:HOSTSxPAGES,...; NAME is a preset (delay0, delay1s; see timingPresets). The recorded run: delay0:200x300,delay1s:1000x20")
+	flagTimingLatency  = flag.String("crawl.timing.latency", "", "override the presets' host latency: MIN-MAX (e.g. 1ms-500ms) or one duration for every host")
+	flagTimingLarge    = flag.Int64("crawl.timing.large", 15<<20, "bytes of the large page every host serves (0: none)")
+	flagTimingFail     = flag.Float64("crawl.timing.failonce", 0.01, "fraction of pages that answer 500 once, then 200")
+	flagTimingSlow     = flag.Float64("crawl.timing.slowpages", 0.002, "fraction of pages that wait the latency maximum more")
+	flagTimingRedirect = flag.Float64("crawl.timing.redirects", 0.05, "fraction of links written through a redirect")
+	flagTimingCrawlers = flag.String("crawl.timing.crawlers", "frontier,least", "which crawlers run, in order")
+	flagChildProfile   = flag.String("crawl.childprofile", "", "write a CPU profile of each Frontier child crawl to this file (NAME is prefixed)")
+)
+
+// timingPreset is one web of the timing bench and the crawlers' politeness delay on it.
+type timingPreset struct {
+	delay  time.Duration
+	latMin time.Duration
+	latMax time.Duration
+	late   float64
+}
+
+// timingPresets are the two webs issue 21 measures: delay 0 over hosts whose latency spreads from 1 ms to
+// 500 ms with a few late hosts, and the default 1 s delay over hosts that all answer in 50 ms, every host
+// seeded.
+var timingPresets = map[string]timingPreset{
+	"delay0":  {delay: 0, latMin: time.Millisecond, latMax: 500 * time.Millisecond, late: 0.05},
+	"delay1s": {delay: time.Second, latMin: 50 * time.Millisecond, latMax: 50 * time.Millisecond},
+}
+
+// webSpec is a loopback web as the serving child builds it (JSON in serveEnv).
+type webSpec struct {
+	Hosts, Pages int
+	Redirects    float64
+	LargeBytes   int64
+	Timing       web.Timing
+}
+
+func (s webSpec) config() web.Config {
+	c := webConfig(s.Hosts, s.Pages)
+	c.DisableRequestLog = false
+	c.Hostile.Redirects = s.Redirects
+	c.LargeBytes = s.LargeBytes
+	c.Timing = s.Timing
+	return c
+}
+
+// crawlSpec is what a crawling child does (JSON in crawlEnv).
+type crawlSpec struct {
+	Crawler string // "frontier" or "least"
+	Seeds   string // the seed file
+	Delay   time.Duration
+	Dir     string // the Frontier child's data directory
+	Timeout time.Duration
+	Profile string // CPU profile of the Frontier child, if set
+	Spiders int
+	Batch   int
+}
+
+// crawlResult is what a crawling child reports on its stdout.
+type crawlResult struct {
+	Responses int64         // responses handled (any status)
+	Errors    int64         // fetches that failed without a response
+	Wall      time.Duration // from the start to the last response
+	Err       string
+}
+
+func crawlChild(raw string) int {
+	out := json.NewEncoder(os.Stdout)
+	var spec crawlSpec
+	var res crawlResult
+	err := json.Unmarshal([]byte(raw), &spec)
+	if err == nil {
+		switch spec.Crawler {
+		case "frontier":
+			res, err = crawlFrontier(spec)
+		case "least":
+			res, err = crawlLeast(spec)
+		default:
+			err = fmt.Errorf("crawler %q: want frontier or least", spec.Crawler)
+		}
+	}
+	if err != nil {
+		res.Err = err.Error()
+	}
+	_ = out.Encode(res)
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// crawlFrontier is the standalone mode as cmd/standalone runs it by default, with the spec's delay, following
+// links to any host (the late hosts are no seed's), stopping once done.
+func crawlFrontier(spec crawlSpec) (crawlResult, error) {
+	cfg, id, err := standaloneConfigFor(spec.Dir, spec.Spiders, spec.Batch)
+	if err != nil {
+		return crawlResult{}, err
+	}
+	cfg.Spider.Delay = spec.Delay
+	cfg.StrategyWorker.Scope.Follow = scope.FollowAny
+	if spec.Profile != "" {
+		f, err := os.Create(spec.Profile)
+		if err != nil {
+			return crawlResult{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return crawlResult{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), spec.Timeout)
+	defer cancel()
+	lp := &lastPage{}
+	start := time.Now()
+	sum, err := embedded.Run(ctx, cfg, embedded.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp})
+	if err != nil {
+		return crawlResult{}, err
+	}
+	if ctx.Err() != nil {
+		return crawlResult{}, fmt.Errorf("the crawl did not finish in %v", spec.Timeout)
+	}
+	return crawlResult{Responses: sum.Pages, Errors: sum.Errors, Wall: time.Duration(lp.last.Load() - start.UnixNano())}, nil
+}
+
+// childRun is one crawler's run as the parent measured it.
+type childRun struct {
+	res    crawlResult
+	cpu    time.Duration
+	maxRSS int64 // bytes
+	web    checked
+}
+
+// runCrawler crawls w with the crawler spec names, in a child process, and reads the child's rusage.
+func runCrawler(t *testing.T, w *childWeb, spec crawlSpec) childRun {
+	t.Helper()
+	spec.Seeds = writeSeeds(t, w.Seeds)
+	spec.Timeout = *flagTimeout
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crawlEnv+"="+string(raw))
+	cmd.Stderr = os.Stderr
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	runErr := cmd.Run()
+	var r childRun
+	if err := json.Unmarshal(stdout.Bytes(), &r.res); err != nil {
+		t.Fatalf("%s crawler: %v (exit: %v); stdout %q", spec.Crawler, err, runErr, stdout.String())
+	}
+	if r.res.Err != "" || runErr != nil {
+		t.Fatalf("%s crawler: %s (exit: %v)", spec.Crawler, r.res.Err, runErr)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+	r.web = w.checkWith(t, "check-any")
+	return r
+}
+
+// parseLatency reads "MIN-MAX" or one duration.
+func parseLatency(s string) (time.Duration, time.Duration, error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err := time.ParseDuration(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return lo, lo, nil
+	}
+	hi, err := time.ParseDuration(b)
+	return lo, hi, err
+}
+
+// TestTimingWeb runs Frontier's standalone mode and the least crawler, one after the other and each in its own
+// child process, on the same timing webs (-crawl.timing), and logs pages/s, CPU-seconds and the peak RSS of
+// each and the ratios. The pages counted are the reachable URLs the web's servers were asked for.
+func TestTimingWeb(t *testing.T) {
+	for _, w := range strings.Split(*flagTimingWebs, ",") {
+		name, size, ok := strings.Cut(w, ":")
+		preset, known := timingPresets[name]
+		if !ok || !known {
+			t.Fatalf("-crawl.timing %q: want NAME:HOSTSxPAGES with NAME one of delay0, delay1s", w)
+		}
+		hosts, pages, err := parseSize(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *flagTimingLatency != "" {
+			if preset.latMin, preset.latMax, err = parseLatency(*flagTimingLatency); err != nil {
+				t.Fatalf("-crawl.timing.latency: %v", err)
+			}
+		}
+		t.Run(name, func(t *testing.T) { timingRun(t, name+" "+size, preset, hosts, pages) })
+	}
+}
+
+func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
+	ws := webSpec{Hosts: hosts, Pages: pages, Redirects: *flagTimingRedirect, LargeBytes: *flagTimingLarge,
+		Timing: web.Timing{LatencyMin: p.latMin, LatencyMax: p.latMax, LargePage: *flagTimingLarge > 0,
+			FailOnce: *flagTimingFail, SlowPages: *flagTimingSlow, Robots: true, Broken: true, Late: p.late}}
+	raw, err := json.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := fmt.Sprintf("%s (delay %v, host latency %v-%v, large page %d MiB, fail once %.3f, slow pages %.3f, redirects %.2f, late hosts %.2f)",
+		what, p.delay, p.latMin, p.latMax, ws.LargeBytes>>20, ws.Timing.FailOnce, ws.Timing.SlowPages, ws.Redirects, p.late)
+	runs := map[string]childRun{}
+	for _, crawler := range strings.Split(*flagTimingCrawlers, ",") {
+		w := startWebSpec(t, string(raw))
+		spec := crawlSpec{Crawler: crawler, Delay: p.delay, Dir: filepath.Join(t.TempDir(), "data"),
+			Spiders: *flagSpiders, Batch: *flagBatch}
+		if crawler == "frontier" && *flagChildProfile != "" {
+			spec.Profile = filepath.Join(filepath.Dir(*flagChildProfile), strings.Fields(what)[0]+"-"+filepath.Base(*flagChildProfile))
+		}
+		load := loadAvg()
+		r := runCrawler(t, w, spec)
+		w.stop()
+		runs[crawler] = r
+		unique := int64(r.web.Reachable - r.web.Missing)
+		reportMem(t, nil, "timing web "+crawler+" "+desc, unique, r.res.Wall, r.cpu, r.maxRSS, load,
+			"reachable", r.web.Reachable, "missing", r.web.Missing, "served twice", r.web.Twice,
+			"unserved (failed, never retried)", r.web.Unserved, "robots violations", r.web.RobotsViolations,
+			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU)
+		if r.web.RobotsViolations != 0 {
+			t.Errorf("%s: %d robots.txt violations", crawler, r.web.RobotsViolations)
+		}
+	}
+	f, l := runs["frontier"], runs["least"]
+	if f.res.Wall <= 0 || l.res.Wall <= 0 {
+		return
+	}
+	rate := func(r childRun) float64 { return float64(r.web.Reachable-r.web.Missing) / r.res.Wall.Seconds() }
+	line := fmt.Sprintf("timing web ratio Frontier/least %s: pages/s %.2f× (%.0f vs %.0f), CPU-s %.2f× (%.1f vs %.1f), peak RSS %.1f× (%d MiB vs %d MiB)",
+		desc, rate(f)/rate(l), rate(f), rate(l), f.cpu.Seconds()/l.cpu.Seconds(), f.cpu.Seconds(), l.cpu.Seconds(),
+		float64(f.maxRSS)/float64(l.maxRSS), f.maxRSS>>20, l.maxRSS>>20)
+	t.Log(line)
+	if p := os.Getenv("FRONTIER_BENCH_OUT"); p != "" {
+		if fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			_, _ = fh.WriteString(time.Now().UTC().Format(time.RFC3339) + " " + line + "\n")
+			_ = fh.Close()
+		}
+	}
+}
