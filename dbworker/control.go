@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/queue"
 )
@@ -55,60 +56,71 @@ const (
 // MinuteRow is the counter row of the pages fetched in the minute starting at unix second 60*m.
 func MinuteRow(m int64) string { return fmt.Sprintf("#minute:%d", m) }
 
+// position is where a spider-log event was read: its partition and offset.
+type position struct {
+	partition int
+	offset    int64
+}
+
 // count adds one spider-log batch's outcomes to the counters: the totals, this minute's pages and, per host,
-// the request errors (counter CounterErrors of the host's row). Counts are at least once: a batch replayed
-// after a crash between the increment and the commit is counted twice.
-func (w *Worker) count(ctx context.Context, events []frontier.Message) error {
+// the request errors (counter CounterErrors of the host's row). at[i], when known, is where events[i] was read:
+// each event is then a metadata.Tally of its partition (the source) at its offset (the Seq), so a write retried
+// through an outage or a batch replayed after a crash before its commit counts each event once, however the
+// replay cuts the batches. The minute rows are keyed by the time of counting, so an event replayed in a later
+// minute counts in that minute too (the rows give a rate, not a total).
+func (w *Worker) count(ctx context.Context, events []frontier.Message, at []position) error {
 	c := w.deps.Counters
 	if c == nil {
 		return nil
 	}
-	var crawled, errs int64
-	var hosts []string
-	for _, e := range events {
+	if len(at) != len(events) {
+		at = nil // positions unknown: counted with Add (at least once)
+	}
+	minute := MinuteRow(w.deps.Now().Unix() / 60)
+	var crawled, errs, pages []metadata.Tally
+	var hosts []metadata.Tally
+	for i, e := range events {
+		t := metadata.Tally{Delta: 1}
+		if at != nil {
+			t.Source, t.Seq = fmt.Sprintf("%s/%d", bus.GroupDBWorkerSpiderLog, at[i].partition), at[i].offset
+		}
 		switch e := e.(type) {
 		case *frontier.PageCrawled:
-			crawled++
+			t.Domain = CounterRow
+			crawled = append(crawled, t)
+			t.Domain = minute
+			pages = append(pages, t)
 		case *frontier.RequestError:
-			errs++
+			t.Domain = CounterRow
+			errs = append(errs, t)
 			if h := e.Request.Hostname(); h != "" {
-				hosts = append(hosts, h)
+				t.Domain = h
+				hosts = append(hosts, t)
 			}
 		}
 	}
-	if crawled == 0 && errs == 0 {
-		return nil
-	}
-	if err := add(ctx, c, CounterCrawled, CounterRow, crawled); err != nil {
-		return err
-	}
-	if err := add(ctx, c, CounterErrors, CounterRow, errs); err != nil {
-		return err
-	}
-	if err := add(ctx, c, CounterPages, MinuteRow(w.deps.Now().Unix()/60), crawled); err != nil {
-		return err
-	}
-	if len(hosts) > 0 {
-		ones := make([]int64, len(hosts))
-		for i := range ones {
-			ones[i] = 1
+	for _, n := range []struct {
+		name    string
+		tallies []metadata.Tally
+	}{{CounterCrawled, crawled}, {CounterErrors, errs}, {CounterPages, pages}, {CounterErrors, hosts}} {
+		if len(n.tallies) == 0 {
+			continue
 		}
-		if _, err := c.Add(ctx, CounterErrors, hosts, ones); err != nil {
-			return fmt.Errorf("dbworker: count errors by host: %w", err)
+		var err error
+		if at != nil {
+			_, err = metadata.AddOnce(ctx, c, n.name, n.tallies)
+		} else {
+			_, err = metadata.AddOnce(ctx, plainAdd{c}, n.name, n.tallies)
+		}
+		if err != nil {
+			return fmt.Errorf("dbworker: count %s: %w", n.name, err)
 		}
 	}
 	return nil
 }
 
-func add(ctx context.Context, c metadata.Domains, name, row string, n int64) error {
-	if n == 0 {
-		return nil
-	}
-	if _, err := c.Add(ctx, name, []string{row}, []int64{n}); err != nil {
-		return fmt.Errorf("dbworker: count %s: %w", name, err)
-	}
-	return nil
-}
+// plainAdd hides AddOnce, so metadata.AddOnce writes with Add.
+type plainAdd struct{ metadata.Domains }
 
 // PagesPerSecond computes the pages/s of the last minute from the per-minute counters: the full previous
 // minute weighted by the part of it still inside the window, plus the current minute so far.

@@ -233,13 +233,18 @@ const (
 // consume runs handle over every batch of the partitions of stream this process owns (see bus.Own), in group,
 // committing after handle succeeds.
 func (w *Worker) consume(ctx context.Context, stream bus.Stream, owners, group string, handle func(context.Context, []frontier.Message) error) error {
+	return w.consumeWith(ctx, stream, owners, group, w.decode, handle)
+}
+
+// consumeWith is consume with a decode of its own (the links role notes each event's offset).
+func (w *Worker) consumeWith(ctx context.Context, stream bus.Stream, owners, group string, decode func(bus.Message) (frontier.Message, error), handle func(context.Context, []frontier.Message) error) error {
 	return bus.Own(ctx, w.deps.Bus, stream, owners, nil, func(ctx context.Context, parts []int) error {
 		in, err := w.deps.Bus.Consumer(ctx, stream, group, parts)
 		if err != nil {
 			return fmt.Errorf("dbworker: open %s partitions %v: %w", stream, parts, err)
 		}
 		defer in.Close()
-		if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, w.decode, w.bounded(handle)); err != nil {
+		if err := bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, w.bounded(handle)); err != nil {
 			return fmt.Errorf("dbworker: %s: %w", stream, err)
 		}
 		return nil
@@ -439,7 +444,17 @@ func (w *Worker) ready(p int, lag int64) bool {
 // runLinks records page metadata from the spider log.
 func (w *Worker) runLinks(ctx context.Context) error {
 	seen := newSeenSet(w.cfg.LinksCache)
-	return w.consume(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, func(ctx context.Context, events []frontier.Message) error {
+	var at []position // where each decoded event of the batch came from, for exact counts (count)
+	decode := func(m bus.Message) (frontier.Message, error) {
+		v, err := w.decode(m)
+		if err == nil {
+			at = append(at, position{m.Partition, m.Offset})
+		}
+		return v, err
+	}
+	return w.consumeWith(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, decode, func(ctx context.Context, events []frontier.Message) error {
+		pos := at
+		at = nil
 		now := w.deps.Now().Unix()
 		var pages []metadata.Page
 		var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored
@@ -498,7 +513,7 @@ func (w *Worker) runLinks(ctx context.Context) error {
 		}
 		w.m.pages.Add(float64(len(pages)))
 		w.stats.pages.Add(int64(len(pages)))
-		return w.count(ctx, events)
+		return w.count(ctx, events, pos)
 	})
 }
 

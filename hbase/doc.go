@@ -32,7 +32,7 @@
 // (the connection is then discarded). Every error is an *Error naming the RPC, the table and the gateway
 // address; IsRetryable classifies it. A missing table and an address that does not speak Thrift (an HTTP port
 // answers with the frame size 1213486160) are not retried, and their errors name the fix.
-// Increments (Domains.Add) are not idempotent and are retried only when they cannot have reached the server.
+// Every call the stores make is idempotent, so every call is retried this way, counters included (below).
 //
 // # Schema
 //
@@ -49,7 +49,9 @@
 //	                         0xFFFF | fingerprint            q:k = the fingerprint's current queue row key
 //	metadata         m       fingerprint (raw bytes)         m:u url, m:f first seen, m:l last fetched, m:s status,
 //	                                                         m:d depth, m:c content type, m:e error, m:r redirect fp
-//	domain_metadata  m       domain (UTF-8)                  m:<counter> = 8-byte BE counter (HBase increments)
+//	domain_metadata  m       domain (UTF-8)                  m:<counter> = 8-byte BE counter, m:<counter>\x00v =
+//	                                                         its version, m:<counter>\x00s\x00<source> = the
+//	                                                         highest Seq applied from source (see below)
 //
 // states is in-memory (the block cache keeps it preferentially): the strategy worker reads it for every link.
 // Its key is the raw fingerprint, not Frontera's hex, halving the key; sha1 fingerprints spread writes
@@ -108,8 +110,29 @@
 // # Metadata and domains
 //
 // Pages.Put writes only the non-zero fields of a page, so HBase's cell merge gives "unknown never overwrites
-// known"; first-seen is written only where the row has none (one multi-get per batch). Domains keeps counters
-// as HBase increments (atomic on the server); Add sums repeated domains of one call into one increment.
+// known"; first-seen is written only where the row has none (one multi-get per batch).
+//
+// Domains keeps counters exact across retries and replays, with a check-and-put per row instead of an HBase
+// increment. A write names where its counts come from (metadata.Tally: the consumed partition as Source, the
+// offset as Seq); the row keeps, next to the counter, a version and the highest Seq applied per source. A write
+// reads the three (one get), drops the tallies at or below their source's mark, and puts the new value, the
+// version + 1 and the new marks with checkAndMutate conditioned on the version it read; a lost race reads again.
+// Why this and not the alternatives:
+//   - An increment is not idempotent: retried after a lost answer it counts twice, and not retried (as before)
+//     it returns the error that made both DB workers and a strategy worker exit on an HBase restart.
+//   - The conditional put is idempotent: if it applied and its answer was lost, the retry's check fails (the
+//     version moved) and the next read finds the marks, so it is retried through an outage like every other
+//     call. The same marks make a replay exact: a batch replayed after a crash between the counter write and the
+//     offset commit finds its offsets marked, however the replay cuts the batches (the DB worker tags each
+//     event with its own offset).
+//   - Puts of per-batch deltas keyed by batch id would be idempotent too, but a batch replayed after a crash is
+//     cut differently (its id changes), every read would sum the deltas, and old deltas need a compaction that
+//     is itself a read-modify-write. Counts derived from the states on replay would need a scan.
+//
+// The cost: two round trips per row written instead of one, and contention between processes writing one row
+// (frontier_hbase_counter_conflicts_total); within a process, writes to a row take turns. The marks are a few
+// columns per row (one per spider-log partition that counted into it; one per process for plain Add, whose
+// Seq is a per-process call number). A row an increment wrote (no version column) is taken over as is.
 //
 // # Tests
 //
@@ -118,7 +141,9 @@
 // starts; they read FRONTIER_TEST_HBASE (host:port), FRONTIER_TEST_HBASE_TRANSPORT and
 // FRONTIER_TEST_HBASE_PROTOCOL (export $(deploy/env)), skip when it is unset, and fail when CI=true. Each test
 // uses tables under its own prefix and drops them at the end (FRONTIER_TEST_KEEP_TABLES=1 keeps them).
-// Benchmarks (BenchmarkIntegration*) and the CPU-per-operation probe are described in bench/results/hbase.md;
+// TestIntegrationCutConnection walks every write path through a TCP proxy it cuts before a call and after a
+// write reached HBase but before its answer came back, and checks that no error reaches the caller and that
+// counters are exact. Benchmarks (BenchmarkIntegration*) and the CPU-per-operation probe are described in bench/results/hbase.md;
 // TestIntegrationHBaseRestart restarts the shared HBase with deploy/down and deploy/up and so runs only with
 // FRONTIER_TEST_HBASE_RESTART=1.
 package hbase

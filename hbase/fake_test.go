@@ -24,6 +24,9 @@ type fakeHBase struct {
 	tables map[string]map[string]map[string][]byte // table -> row -> "family:qualifier" -> value
 	calls  map[string]int
 	fail   func(op string) error
+	// after, if set, is called after a checkAndMutate applied and may replace its answer with an error (an
+	// answer lost on the way back).
+	after func(op string) error
 }
 
 func newFakeHBase() *fakeHBase {
@@ -348,4 +351,43 @@ func (f *fakeHBase) CreateNamespace(ctx context.Context, d *thrift2.TNamespaceDe
 	}
 	f.ns[d.Name] = true
 	return nil
+}
+
+func (f *fakeHBase) CheckAndMutate(ctx context.Context, table []byte, row []byte, family []byte, qualifier []byte, op thrift2.TCompareOp, value []byte, m *thrift2.TRowMutations) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.enter("checkAndMutate"); err != nil {
+		return false, err
+	}
+	t, err := f.table(table)
+	if err != nil {
+		return false, err
+	}
+	if op != thrift2.TCompareOp_EQUAL {
+		panic("fake: only EQUAL checks are modelled")
+	}
+	cells := t[string(row)]
+	cur, ok := cells[string(family)+":"+string(qualifier)]
+	// HBase: an empty expected value matches a missing cell (or an empty one).
+	if match := (len(value) == 0 && (!ok || len(cur) == 0)) || (ok && len(value) > 0 && bytes.Equal(cur, value)); !match {
+		return false, nil
+	}
+	if cells == nil {
+		cells = map[string][]byte{}
+		t[string(row)] = cells
+	}
+	for _, mu := range m.Mutations {
+		if mu.Put == nil {
+			panic("fake: only puts are modelled in checkAndMutate")
+		}
+		for _, cv := range mu.Put.ColumnValues {
+			cells[string(cv.Family)+":"+string(cv.Qualifier)] = bytes.Clone(cv.Value)
+		}
+	}
+	if f.after != nil {
+		if err := f.after("checkAndMutate"); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }

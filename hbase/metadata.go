@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/hbase/internal/thrift2"
@@ -155,22 +157,28 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 }
 
 // Domains is the metadata.Domains on the domain_metadata table: row = domain (UTF-8), column m:<counter name>,
-// value = HBase's 8-byte big-endian counter. Safe for concurrent use; it borrows the Client.
+// value = an 8-byte big-endian counter. Safe for concurrent use; it borrows the Client.
 //
-// Add uses HBase increments, which are atomic but not idempotent: an increment whose connection breaks after
-// sending is not retried (it may have been applied), and the error says so.
+// Counters are written with a check-and-put on a per-counter version column (m:<name>\x00v), never with an
+// HBase increment: the put also records, per source, the highest Seq applied (m:<name>\x00s\x00<source>), so
+// every write is idempotent, is retried through an outage like every other call, and counts exactly once
+// (metadata.Tally; hbase/doc.go says why).
 type Domains struct {
 	c     *Client
 	table []byte
 	name  string
+	// proc and seq make the Source and Seq of plain Add calls: one source per Domains value, one Seq per call.
+	proc  string
+	seq   atomic.Int64
+	locks [64]sync.Mutex // striped by row: writes to one row from this process take turns instead of racing (lock)
 }
 
-var _ metadata.Domains = (*Domains)(nil)
+var _ metadata.ExactDomains = (*Domains)(nil)
 
 // Domains returns the per-domain counters.
 func (c *Client) Domains() *Domains {
 	n := c.cfg.table(domainsTable)
-	return &Domains{c: c, table: []byte(n), name: n}
+	return &Domains{c: c, table: []byte(n), name: n, proc: fmt.Sprintf("add:%016x", rand.Uint64())}
 }
 
 func checkDomains(op, name string, domains []string) error {
@@ -185,8 +193,17 @@ func checkDomains(op, name string, domains []string) error {
 	return nil
 }
 
-// Add increments each distinct domain once (repeated domains are summed) and returns, for each position, the
-// value after that position's delta, as if the deltas were applied in order.
+// Qualifiers of counter name: its version, and the highest Seq applied from source. 0x00 cannot occur in a
+// counter name the workers use, so these never collide with another counter's value column.
+func versionQual(name string) []byte { return []byte(name + "\x00v") }
+func markQual(name, source string) []byte {
+	return []byte(name + "\x00s\x00" + source)
+}
+
+// Add adds delta to each domain's counter once (repeated domains are summed) and returns, for each position,
+// the value after that position's delta, as if the deltas were applied in order. The call is one source
+// (this Domains) and one Seq, so its retries are not counted twice; a caller that replays its input uses
+// AddOnce with the input's offsets instead.
 func (d *Domains) Add(ctx context.Context, name string, domains []string, delta []int64) ([]int64, error) {
 	if len(delta) != len(domains) {
 		return nil, fmt.Errorf("hbase: domains add: %d deltas for %d domains", len(delta), len(domains))
@@ -194,42 +211,20 @@ func (d *Domains) Add(ctx context.Context, name string, domains []string, delta 
 	if err := checkDomains("add", name, domains); err != nil {
 		return nil, err
 	}
-	sum := map[string]int64{}
-	var order []string
+	unlock := d.lock(domains)
+	defer unlock()
+	seq := d.seq.Add(1) // taken under the rows' locks, so the calls of this process reach each row in Seq order
+	tallies := make([]metadata.Tally, len(domains))
 	for i, dom := range domains {
-		if _, ok := sum[dom]; !ok {
-			order = append(order, dom)
-		}
-		sum[dom] += delta[i]
+		tallies[i] = metadata.Tally{Domain: dom, Delta: delta[i], Source: d.proc, Seq: seq}
 	}
-	final := make(map[string]int64, len(order))
-	results := make([]int64, len(order))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(d.c.cfg.PoolSize)
-	for n, dom := range order {
-		g.Go(func() error {
-			inc := &thrift2.TIncrement{Row: []byte(dom), Columns: []*thrift2.TColumnIncrement{{Family: famMeta, Qualifier: []byte(name), Amount: sum[dom]}}, ReturnResults: thrift.BoolPtr(true)}
-			var r *thrift2.TResult_
-			err := d.c.do(gctx, "increment "+d.name, false, func(ctx context.Context, svc thrift2.THBaseService) (err error) {
-				r, err = svc.Increment(ctx, d.table, inc)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			v, err := counterValue(cellValue(r, famMeta, []byte(name)))
-			if err != nil {
-				return fmt.Errorf("hbase: %s row %q: %w", d.name, dom, err)
-			}
-			results[n] = v
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	got, err := d.addOnce(ctx, name, tallies)
+	if err != nil {
 		return nil, err
 	}
-	for n, dom := range order {
-		final[dom] = results[n]
+	final := make(map[string]int64, len(domains))
+	for i, dom := range domains {
+		final[dom] = got[i]
 	}
 	// Walk backwards: the last occurrence sees the final value; earlier ones see it minus the later deltas.
 	out := make([]int64, len(domains))
@@ -238,6 +233,146 @@ func (d *Domains) Add(ctx context.Context, name string, domains []string, delta 
 		final[domains[i]] -= delta[i]
 	}
 	return out, nil
+}
+
+// AddOnce implements metadata.ExactDomains: per domain, one get of the counter, its version and the sources'
+// marks, then one check-and-put conditioned on the version; a lost race (another writer) reads again. The
+// domains of one call are written concurrently, up to Config.PoolSize at a time.
+func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.Tally) ([]int64, error) {
+	if err := metadata.CheckTallies(name, tallies); err != nil {
+		return nil, fmt.Errorf("hbase: %w", err)
+	}
+	domains := make([]string, len(tallies))
+	for i, t := range tallies {
+		domains[i] = t.Domain
+	}
+	unlock := d.lock(domains)
+	defer unlock()
+	return d.addOnce(ctx, name, tallies)
+}
+
+// lock takes the row locks of domains, in stripe order, and returns their release.
+func (d *Domains) lock(domains []string) (unlock func()) {
+	var stripes []int
+	for _, dom := range domains {
+		n := int(fnv32(dom) % uint32(len(d.locks)))
+		if !slices.Contains(stripes, n) {
+			stripes = append(stripes, n)
+		}
+	}
+	slices.Sort(stripes)
+	for _, n := range stripes {
+		d.locks[n].Lock()
+	}
+	return func() {
+		for _, n := range stripes {
+			d.locks[n].Unlock()
+		}
+	}
+}
+
+// addOnce is AddOnce with the rows' locks held.
+func (d *Domains) addOnce(ctx context.Context, name string, tallies []metadata.Tally) ([]int64, error) {
+	order, groups := metadata.ByDomain(tallies)
+	results := make([]int64, len(order))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(d.c.cfg.PoolSize)
+	for n, dom := range order {
+		g.Go(func() (err error) {
+			results[n], err = d.addRow(gctx, name, dom, groups[dom])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	final := make(map[string]int64, len(order))
+	for n, dom := range order {
+		final[dom] = results[n]
+	}
+	out := make([]int64, len(tallies))
+	for i, t := range tallies {
+		out[i] = final[t.Domain]
+	}
+	return out, nil
+}
+
+// addRow applies the tallies of one domain and returns the counter's value after them. The caller holds the
+// row's lock.
+func (d *Domains) addRow(ctx context.Context, name, dom string, tallies []metadata.Tally) (int64, error) {
+	row := []byte(dom)
+	valQ, verQ := []byte(name), versionQual(name)
+	cols := []*thrift2.TColumn{{Family: famMeta, Qualifier: valQ}, {Family: famMeta, Qualifier: verQ}}
+	var sources []string
+	for _, t := range tallies {
+		if !slices.Contains(sources, t.Source) {
+			sources = append(sources, t.Source)
+			cols = append(cols, &thrift2.TColumn{Family: famMeta, Qualifier: markQual(name, t.Source)})
+		}
+	}
+	for {
+		var r *thrift2.TResult_
+		err := d.c.do(ctx, "get "+d.name, true, func(ctx context.Context, svc thrift2.THBaseService) (err error) {
+			r, err = svc.Get(ctx, d.table, &thrift2.TGet{Row: row, Columns: cols})
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		var val, ver int64
+		if v := cellValue(r, famMeta, valQ); v != nil {
+			if val, err = counterValue(v); err != nil {
+				return 0, fmt.Errorf("hbase: %s row %q column m:%s: %w", d.name, dom, name, err)
+			}
+		}
+		oldVer := cellValue(r, famMeta, verQ) // nil: no version yet (a new counter, or one an increment wrote)
+		if oldVer != nil {
+			if ver, err = counterValue(oldVer); err != nil {
+				return 0, fmt.Errorf("hbase: %s row %q version of %s: %w", d.name, dom, name, err)
+			}
+		}
+		applied := map[string]int64{}
+		for _, src := range sources {
+			if v := cellValue(r, famMeta, markQual(name, src)); v != nil {
+				if applied[src], err = counterValue(v); err != nil {
+					return 0, fmt.Errorf("hbase: %s row %q mark of %s: %w", d.name, dom, src, err)
+				}
+			}
+		}
+		delta, seqs := metadata.Pending(tallies, applied)
+		if len(seqs) == 0 {
+			return val, nil // all applied already: a retry or a replay
+		}
+		cv := []*thrift2.TColumnValue{{Family: famMeta, Qualifier: valQ, Value: i64(val + delta)}, {Family: famMeta, Qualifier: verQ, Value: i64(ver + 1)}}
+		for src, seq := range seqs {
+			cv = append(cv, &thrift2.TColumnValue{Family: famMeta, Qualifier: markQual(name, src), Value: i64(seq)})
+		}
+		mut := &thrift2.TRowMutations{Row: row, Mutations: []*thrift2.TMutation{{Put: &thrift2.TPut{Row: row, ColumnValues: cv}}}}
+		var ok bool
+		// Idempotent: once it applied, the version moved and a retry's check fails; the next read sees the marks.
+		err = d.c.do(ctx, "checkAndMutate "+d.name, true, func(ctx context.Context, svc thrift2.THBaseService) (err error) {
+			ok, err = svc.CheckAndMutate(ctx, d.table, row, famMeta, verQ, thrift2.TCompareOp_EQUAL, oldVer, mut)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return val + delta, nil
+		}
+		d.c.m.casConflicts.Inc()
+		if err := ctx.Err(); err != nil {
+			return 0, &Error{Op: "checkAndMutate " + d.name, Addr: d.c.cfg.Addr, Err: err}
+		}
+	}
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return h
 }
 
 // Get reads the counters with one multi-get per Config.GetBatch domains.

@@ -15,6 +15,8 @@ type metrics struct {
 	retries prometheus.Counter
 	waited  prometheus.Counter // seconds spent waiting for an unreachable gateway or HBase
 	down    prometheus.Gauge
+	// casConflicts counts counter writes whose check-and-put lost to another writer and were read again.
+	casConflicts prometheus.Counter
 }
 
 // newMetrics registers the client's metrics on reg; nil registers nowhere.
@@ -39,6 +41,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		down: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "frontier_hbase_unreachable", Help: "1 while calls to HBase fail with transient errors and are retried.",
 		}),
+		casConflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "frontier_hbase_counter_conflicts_total", Help: "Counter writes (domain metadata) whose check-and-put found the counter changed by another writer, and were read and tried again.",
+		}),
 	}
 	if reg != nil {
 		// A second Client on the same registry shares the first one's collectors.
@@ -48,6 +53,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.retries = register(reg, m.retries)
 		m.waited = register(reg, m.waited)
 		m.down = register(reg, m.down)
+		m.casConflicts = register(reg, m.casConflicts)
 	}
 	return m
 }

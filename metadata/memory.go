@@ -79,13 +79,14 @@ func NewMemory() *Memory { return &Memory{pages: make(map[string]Page)} }
 type MemoryDomains struct {
 	mu       sync.Mutex
 	counters map[string]map[string]int64
+	applied  map[string]map[string]map[string]int64 // name → domain → source → highest Seq applied
 }
 
-var _ Domains = (*MemoryDomains)(nil)
+var _ ExactDomains = (*MemoryDomains)(nil)
 
 // NewMemoryDomains returns empty memory counters.
 func NewMemoryDomains() *MemoryDomains {
-	return &MemoryDomains{counters: make(map[string]map[string]int64)}
+	return &MemoryDomains{counters: make(map[string]map[string]int64), applied: make(map[string]map[string]map[string]int64)}
 }
 
 // Put implements Store.
@@ -152,6 +153,44 @@ func (m *MemoryDomains) Get(ctx context.Context, name string, domains []string) 
 	out := make([]int64, len(domains))
 	for i, d := range domains {
 		out[i] = m.counters[name][d]
+	}
+	return out, nil
+}
+
+// AddOnce implements ExactDomains.
+func (m *MemoryDomains) AddOnce(ctx context.Context, name string, tallies []Tally) ([]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckTallies(name, tallies); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counters[name]
+	if c == nil {
+		c = make(map[string]int64)
+		m.counters[name] = c
+	}
+	ap := m.applied[name]
+	if ap == nil {
+		ap = make(map[string]map[string]int64)
+		m.applied[name] = ap
+	}
+	order, groups := ByDomain(tallies)
+	for _, d := range order {
+		delta, seqs := Pending(groups[d], ap[d])
+		c[d] += delta
+		if ap[d] == nil {
+			ap[d] = make(map[string]int64)
+		}
+		for src, s := range seqs {
+			ap[d][src] = s
+		}
+	}
+	out := make([]int64, len(tallies))
+	for i, t := range tallies {
+		out[i] = c[t.Domain]
 	}
 	return out, nil
 }

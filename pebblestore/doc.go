@@ -26,6 +26,7 @@
 //	c | partition u32                                → int64 row count                       (queue counts)
 //	m | fingerprint                                  → page record                           (metadata)
 //	d | counter name | 0 | domain                    → int64                                 (domain counters)
+//	k | counter name | 0 | domain | 0 | source       → int64, highest Seq applied            (AddOnce marks)
 //	z | "bloom-clean"                                → present only between a clean Close and the next Open
 //	B …                                              → not the store's: standalone mode's streams (bus/pebblebus)
 //

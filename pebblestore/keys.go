@@ -19,6 +19,7 @@ const (
 	pfxCount   = 'c'
 	pfxPage    = 'm'
 	pfxDomain  = 'd'
+	pfxMark    = 'k' // highest Seq applied per counter, domain and source (metadata.Tally)
 	pfxMeta    = 'z'
 )
 
@@ -194,6 +195,18 @@ func domainKey(name, domain string) []byte {
 	k = append(k, name...)
 	k = append(k, 0)
 	return append(k, domain...)
+}
+
+// markKey is the key of the highest Seq applied from source to counter name of domain: 'k' name 0 domain 0 source.
+// Domain names and counter names never contain 0x00.
+func markKey(name, domain, source string) []byte {
+	k := make([]byte, 0, 3+len(name)+len(domain)+len(source))
+	k = append(k, pfxMark)
+	k = append(k, name...)
+	k = append(k, 0)
+	k = append(k, domain...)
+	k = append(k, 0)
+	return append(k, source...)
 }
 
 // Page records: a version byte, then the fields in Page order; integers as zig-zag varints, strings and byte

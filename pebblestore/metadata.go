@@ -85,7 +85,7 @@ type Domains struct {
 	mu sync.Mutex // Add reads and writes
 }
 
-var _ metadata.Domains = (*Domains)(nil)
+var _ metadata.ExactDomains = (*Domains)(nil)
 
 func (d *Domains) value(key []byte) (int64, error) {
 	v, closer, err := d.d.db.Get(key)
@@ -152,4 +152,77 @@ func (d *Domains) Get(ctx context.Context, name string, domains []string) ([]int
 		out[i] = v
 	}
 	return out, nil
+}
+
+// AddOnce implements metadata.ExactDomains: the counters and the sources' marks are written in one batch, so a
+// batch replayed after a kill (its offsets not yet committed in the bus) is not counted twice.
+func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.Tally) ([]int64, error) {
+	if err := metadata.CheckTallies(name, tallies); err != nil {
+		return nil, fmt.Errorf("pebblestore: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := d.d.db.NewBatch()
+	defer b.Close()
+	order, groups := metadata.ByDomain(tallies)
+	final := make(map[string]int64, len(order))
+	for _, dom := range order {
+		v, err := d.value(domainKey(name, dom))
+		if err != nil {
+			return nil, err
+		}
+		applied := map[string]int64{}
+		for _, t := range groups[dom] {
+			if _, ok := applied[t.Source]; ok {
+				continue
+			}
+			if s, ok, err := d.mark(markKey(name, dom, t.Source)); err != nil {
+				return nil, err
+			} else if ok {
+				applied[t.Source] = s
+			}
+		}
+		delta, seqs := metadata.Pending(groups[dom], applied)
+		final[dom] = v + delta
+		if len(seqs) == 0 {
+			continue
+		}
+		if err := b.Set(domainKey(name, dom), binary.BigEndian.AppendUint64(nil, uint64(v+delta)), nil); err != nil {
+			return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+		}
+		for src, seq := range seqs {
+			if err := b.Set(markKey(name, dom, src), binary.BigEndian.AppendUint64(nil, uint64(seq)), nil); err != nil {
+				return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+			}
+		}
+	}
+	if !b.Empty() {
+		if err := b.Commit(d.d.wo); err != nil {
+			return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+		}
+	}
+	out := make([]int64, len(tallies))
+	for i, t := range tallies {
+		out[i] = final[t.Domain]
+	}
+	return out, nil
+}
+
+// mark reads the highest Seq applied at key, and whether there is one.
+func (d *Domains) mark(key []byte) (int64, bool, error) {
+	v, closer, err := d.d.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("pebblestore: counter mark %q: %w", key[1:], err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("pebblestore: counter mark %q holds %d bytes, want 8", key[1:], len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), true, nil
 }

@@ -15,11 +15,18 @@ const maxCachedCounters = 1 << 20
 // miss to the store once per (name, key); additions are kept as deltas and written with one Add per counter
 // name at the end of each batch, after the scores were sent and the states flushed. The value cached is the
 // store's answer to that Add, so additions by other workers (a registrable domain whose hosts several workers
-// own) show up at the next write. A batch replayed after a crash adds its deltas twice: counters err on the
-// high side, which for budgets is the safe side.
+// own) show up at the next write.
+//
+// The write is exact (metadata.AddOnce): it is tagged with the worker's spider-log partition (the source) and
+// the last offset of the batch (the Seq), so a write retried through an HBase outage, or a batch replayed after
+// a crash between the write and the commit, is not counted twice. (A crash between the states' flush and this
+// write loses the batch's additions: the replay finds the URLs' new states and does not count them again; so a
+// budget errs on the low side by at most one batch per crash.)
 type counters struct {
 	store  metadata.Domains
 	max    int
+	source string                      // the spider-log partition the batch came from; "" writes with Add (tests that call handle)
+	seq    int64                       // the last offset of the batch being handled
 	values map[string]map[string]int64 // name → key → value
 	delta  map[string]map[string]int64 // name → key → unwritten delta
 	n      int
@@ -109,7 +116,17 @@ func (c *counters) flush(ctx context.Context) error {
 			keys = append(keys, k)
 			deltas = append(deltas, v)
 		}
-		got, err := c.store.Add(ctx, name, keys, deltas)
+		var got []int64
+		var err error
+		if c.source == "" {
+			got, err = c.store.Add(ctx, name, keys, deltas)
+		} else {
+			tallies := make([]metadata.Tally, len(keys))
+			for i := range keys {
+				tallies[i] = metadata.Tally{Domain: keys[i], Delta: deltas[i], Source: c.source, Seq: c.seq}
+			}
+			got, err = metadata.AddOnce(ctx, c.store, name, tallies)
+		}
 		if err != nil {
 			return err
 		}

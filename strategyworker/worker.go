@@ -230,8 +230,14 @@ func (w *Worker) run(ctx context.Context) error {
 		go func() { defer close(done); w.statsLoop(sctx) }()
 		defer func() { stop(); <-done }()
 	}
-	decode := func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
+	last := int64(-1) // the highest offset of the batch being decoded: the Seq of its counter writes
+	decode := func(m bus.Message) (frontier.Message, error) {
+		last = max(last, m.Offset)
+		return w.deps.Codec.DecodeMessage(m.Value)
+	}
+	w.counters.source = fmt.Sprintf("%s/%d", bus.GroupStrategyWorkerSpiderLog, w.deps.Partition)
 	return bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, func(ctx context.Context, events []frontier.Message) error {
+		w.counters.seq, last = last, -1
 		if w.cfg.BatchTimeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, w.cfg.BatchTimeout)

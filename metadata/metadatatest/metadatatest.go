@@ -198,4 +198,73 @@ func RunDomains(t *testing.T, newDomains func(t *testing.T) metadata.Domains, re
 			t.Fatalf("after reopen: %v, %v", got, err)
 		}
 	})
+	t.Run("AddOnce", func(t *testing.T) {
+		e, ok := newDomains(t).(metadata.ExactDomains)
+		if !ok {
+			t.Skip("metadatatest: not an ExactDomains")
+		}
+		ctx := t.Context()
+		tl := func(dom, src string, seq, delta int64) metadata.Tally {
+			return metadata.Tally{Domain: dom, Delta: delta, Source: src, Seq: seq}
+		}
+		check := func(what string, tallies []metadata.Tally, want []int64) {
+			t.Helper()
+			got, err := e.AddOnce(ctx, "n", tallies)
+			if err != nil || !cmp.Equal(got, want) {
+				t.Fatalf("%s: AddOnce = %v, %v, want %v", what, got, err, want)
+			}
+		}
+		batch := []metadata.Tally{tl("a.com", "p0", 10, 1), tl("b.com", "p0", 11, 5), tl("a.com", "p1", 3, 2)}
+		check("first batch", batch, []int64{3, 5, 3})
+		check("the same batch again (a retry or a replay)", batch, []int64{3, 5, 3})
+		// A replay cut differently: offsets 10 and 11 of p0 were applied, 12 was not.
+		check("replay cut differently", []metadata.Tally{tl("a.com", "p0", 10, 1), tl("b.com", "p0", 11, 5), tl("a.com", "p0", 12, 4)}, []int64{7, 5, 7})
+		check("another source", []metadata.Tally{tl("b.com", "p9", 1, -2)}, []int64{3})
+		got, err := e.Get(ctx, "n", []string{"a.com", "b.com"})
+		if err != nil || !cmp.Equal(got, []int64{7, 3}) {
+			t.Fatalf("Get after AddOnce = %v, %v, want [7 3]", got, err)
+		}
+		if _, err := e.Add(ctx, "n", []string{"a.com"}, []int64{1}); err != nil {
+			t.Fatal(err)
+		}
+		check("Add and AddOnce share the counter", []metadata.Tally{tl("a.com", "p0", 12, 100)}, []int64{8})
+		if _, err := e.AddOnce(ctx, "n", []metadata.Tally{{Domain: "a.com", Delta: 1}}); err == nil {
+			t.Error("AddOnce of a tally without a source: no error")
+		}
+		got, err = e.Get(ctx, "other", []string{"a.com"})
+		if err != nil || !cmp.Equal(got, []int64{0}) {
+			t.Fatalf("markers are per counter name: %v, %v", got, err)
+		}
+	})
+	t.Run("AddOnceConcurrent", func(t *testing.T) {
+		e, ok := newDomains(t).(metadata.ExactDomains)
+		if !ok {
+			t.Skip("metadatatest: not an ExactDomains")
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for w := range 4 {
+			wg.Go(func() {
+				src := fmt.Sprintf("p%d", w)
+				for i := range 30 {
+					tallies := []metadata.Tally{{Domain: "x.com", Delta: 1, Source: src, Seq: int64(i)}, {Domain: "y.com", Delta: 2, Source: src, Seq: int64(i)}}
+					for range 2 { // every write twice, as a retry would
+						if _, err := e.AddOnce(context.Background(), "n", tallies); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		got, err := e.Get(t.Context(), "n", []string{"x.com", "y.com"})
+		if err != nil || !cmp.Equal(got, []int64{120, 240}) {
+			t.Fatalf("after concurrent AddOnce: %v, %v, want [120 240] (no lost update, no double count)", got, err)
+		}
+	})
 }
