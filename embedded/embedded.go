@@ -5,7 +5,8 @@
 //
 // Run crawls from a seed file until the context ends or, with Config.StopWhenDone, until the crawl is
 // finished: every stream consumed and committed by every group, the queue empty and no request in flight,
-// for Config.QuietPeriod.
+// for Config.QuietPeriod. A crawl that looks finished but holds a URL QUEUED with no queue row (stranded:
+// nothing would ever fetch it) does not report "crawl finished": Run returns ErrStranded naming some of them.
 //
 // # Stop and resume
 //
@@ -26,6 +27,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +53,7 @@ import (
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
 
@@ -262,10 +265,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 	g.Go(func() error { return st.run(gctx, b) })
 	pr := &progressReporter{dir: cfg.DataDir, spiders: cfg.Spiders, b: b, db: db, st: &st, fn: deps.Progress}
+	var finished atomic.Bool
 	g.Go(func() error {
-		done := watch(gctx, cfg, b, db, &st, log, pr)
-		if done {
-			log.Info("crawl finished")
+		if watch(gctx, cfg, b, db, &st, log, pr) {
+			finished.Store(true)
 			cancel()
 		}
 		return nil
@@ -275,12 +278,78 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
+	if finished.Load() && err == nil {
+		// Every role has stopped and flushed: a URL still QUEUED must have a queue row, or nothing will ever
+		// fetch it, and "finished" would be a lie.
+		if serr := checkStranded(context.WithoutCancel(ctx), db); serr != nil {
+			log.Error("crawl ended with URLs stranded", "err", serr)
+			err = serr
+		} else {
+			log.Info("crawl finished")
+		}
+	}
 	sum := Summary{Elapsed: time.Since(start), Pages: st.pages.Load(), Errors: st.errors.Load(), Links: st.links.Load()}
 	for part := range cfg.Spiders {
 		n, _ := db.Queue().Count(context.WithoutCancel(ctx), part)
 		sum.Queued += n
 	}
 	return sum, err
+}
+
+// ErrStranded is the error of a crawl that ended with URLs stranded: QUEUED in the states, with no queue
+// row, so no request would ever fetch them (see checkStranded).
+var ErrStranded = errors.New("embedded: URLs stranded")
+
+// checkStranded scans the states of a finished crawl for URLs QUEUED without a queue row. A finished crawl
+// has nothing on the feed or in flight, so every QUEUED URL must be in the queue; one that is not was lost
+// on its way (a retry dropped, a row deleted by mistake), and the crawl must not call itself finished. It reads
+// every state once (about a second per few million URLs).
+func checkStranded(ctx context.Context, db *pebblestore.DB) error {
+	const chunk = 1000
+	var queued []frontier.Fingerprint
+	var stranded []string
+	n := 0
+	flush := func() error {
+		has, err := db.Queue().Has(ctx, queued)
+		if err != nil {
+			return err
+		}
+		for i, fp := range queued {
+			if has[i] {
+				continue
+			}
+			n++
+			if len(stranded) < 10 {
+				u := fmt.Sprintf("%x", []byte(fp))
+				if p, ok, err := db.Pages().Get(ctx, fp); err == nil && ok && p.URL != "" {
+					u = p.URL
+				}
+				stranded = append(stranded, u)
+			}
+		}
+		queued = queued[:0]
+		return nil
+	}
+	err := db.RawStates().Each(ctx, func(fp frontier.Fingerprint, e state.Entry) error {
+		if e.State != frontier.Queued {
+			return nil
+		}
+		queued = append(queued, bytes.Clone(fp))
+		if len(queued) >= chunk {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(queued) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return fmt.Errorf("embedded: check for stranded URLs: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %d QUEUED with no queue row, never to be fetched, e.g. %v", ErrStranded, n, stranded)
+	}
+	return nil
 }
 
 // ackDelivered removes from the queue the rows whose requests are on the spider feed still: a DB worker killed

@@ -49,6 +49,7 @@ func TestCrawlSyntheticWeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	t.Logf("summary: %+v", sum)
 
 	check, err := site.CheckCrawlWith(web.ReachOptions{}, site.Seeds()...)

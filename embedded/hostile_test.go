@@ -47,6 +47,7 @@ func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	r := hostileRun{sum: sum, cpu: cpuTime() - cpu0, traps: site.TrapFetches()}
 	if r.check, err = site.CheckCrawlWith(opts, site.Seeds()...); err != nil {
 		t.Fatal(err)

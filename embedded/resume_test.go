@@ -74,6 +74,7 @@ func TestStopAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	if !strings.Contains(logs.String(), "resuming "+cfg.DataDir) {
 		t.Errorf("the second run did not say it resumes:\n%s", logs.String())
 	}

@@ -81,6 +81,7 @@ func TestDiscoveryCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	t.Logf("summary: %+v", sum)
 
 	depth := depths(site, site.Seeds())
@@ -307,6 +308,7 @@ func orderCrawl(t *testing.T, name string, opts map[string]any) []int {
 		Logger: frontiertest.Logger(t)}); err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	depth := depths(site, site.Seeds())
 	var out []int
 	h := site.Hosts()[0]
@@ -378,6 +380,7 @@ func TestBudgetsOfEveryStrategy(t *testing.T) {
 		Logger: frontiertest.Logger(t)}); err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	byDomain, byHost := map[string]int{}, map[string]int{}
 	for _, h := range append(site.Hosts(), site.Special()...) {
 		n := 0
@@ -426,6 +429,7 @@ func TestHostPriority(t *testing.T) {
 		Logger: frontiertest.Logger(t)}); err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	type fetch struct {
 		host string
 		at   time.Time
@@ -481,6 +485,7 @@ func TestDiscoveryRevealsDomains(t *testing.T) {
 		Logger: frontiertest.Logger(t)}); err != nil {
 		t.Fatal(err)
 	}
+	requireAccounted(t, cfg.DataDir)
 	reached := 0
 	for _, h := range site.Hosts() {
 		var targets []string
