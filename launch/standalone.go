@@ -19,6 +19,9 @@ import (
 
 // runStandalone is the standalone role (see the package doc of cmd/standalone).
 func runStandalone(ctx context.Context, env cli.Env) error {
+	if env.URLFrontier != "" {
+		return serveURLFrontier(ctx, env, runStandalone)
+	}
 	cfg := env.Config
 	if err := checkStrategy(cfg); err != nil {
 		return err

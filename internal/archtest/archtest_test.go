@@ -35,6 +35,7 @@ var levels = map[string]int{
 	"dbworker": 3, "strategyworker": 3,
 	"spider": 3, "spider/*": 3,
 	"embedded": 4, "configs": 4,
+	"urlfrontier": 4, "urlfrontier/urlfrontierpb": 1, // the URLFrontier gRPC service and its generated API
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
 	"internal/cli":    5, "cmd/*": 7, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call,
 	"launch": 6, // and the importable roles (for mains built outside the module) between the two.
@@ -58,6 +59,7 @@ var clients = map[string][]string{
 	"github.com/segmentio/kafka-go": {"bus/kafkabus", "bus/bustest"},
 	"github.com/twmb/franz-go":      {"bus/kafkabus", "bus/bustest"},
 	"github.com/apache/thrift":      {"hbase", "hbase/*"},
+	"google.golang.org/grpc":        {"urlfrontier", "urlfrontier/*", "cmd/frontierctl"},
 }
 
 // thirdParty lists the packages restricted to the standard library, the module's own packages and the

@@ -43,9 +43,11 @@ type Env struct {
 	// Seeds is the --seeds file of the spider (or standalone process) that injects the seeds, or "".
 	Seeds string
 	// Demo is standalone's --demo: crawl a synthetic multi-host site served on loopback.
-	Demo     bool
-	Logger   *slog.Logger
-	Registry *prometheus.Registry
+	Demo bool
+	// URLFrontier is standalone's --urlfrontier: the address to serve the URLFrontier gRPC API on, or "".
+	URLFrontier string
+	Logger      *slog.Logger
+	Registry    *prometheus.Registry
 	// Health backs /readyz: the role adds a check per dependency (kafkabus.Bus.Unreachable,
 	// hbase.Client.Unreachable) and its own (e.g. "not consuming yet").
 	Health *Health
@@ -115,6 +117,7 @@ type flags struct {
 	partitionID int
 	seeds       string
 	demo        bool
+	urlfrontier string
 	sets        []string
 }
 
@@ -138,6 +141,7 @@ func parseFlags(role string, args []string, stderr io.Writer) (flags, error) {
 	}
 	if role == "standalone" {
 		fs.BoolVar(&f.demo, "demo", false, "crawl a synthetic multi-host site served on 127.0.0.2… (no network needed)")
+		fs.StringVar(&f.urlfrontier, "urlfrontier", "", "serve the URLFrontier gRPC API on `addr` (host:port); without --seeds no spider runs")
 	}
 	fs.Func("set", "override a configuration `key=value` (repeatable; after files and FRONTIER_* variables)",
 		func(s string) error { f.sets = append(f.sets, s); return nil })
@@ -196,7 +200,7 @@ func main(ctx context.Context, role string, args, environ []string, stderr io.Wr
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := NewHealth()
-	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Demo: f.demo, Logger: logger, Registry: reg, Health: health}
+	env := Env{Config: cfg, PartitionID: f.partitionID, Seeds: f.seeds, Demo: f.demo, URLFrontier: f.urlfrontier, Logger: logger, Registry: reg, Health: health}
 
 	var g run.Group
 	workCtx, cancelWork := context.WithCancel(ctx)

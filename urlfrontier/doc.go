@@ -1,0 +1,56 @@
+// Package urlfrontier serves the URLFrontier v2 gRPC API (crawler-commons url-frontier: package urlfrontier,
+// service URLFrontier, every RPC) so that crawlers in other stacks (StormCrawler, Python or Go fetchers,
+// browser farms) use Frontier as their frontier. `standalone --urlfrontier ADDR` runs it (docs/urlfrontier.md).
+//
+// urlfrontierpb/urlfrontier.proto is Frontier's own transcription of the published API, wire-compatible
+// (same names and numbers); the Go code generated from it is committed, and gen.sh regenerates it.
+//
+// # Layers
+//
+// Server translates the wire messages to calls of a Backend, the small Go interface of what the API needs of a
+// frontier (put, lease, queue settings, listings). Store is the standalone's Backend. A cluster gateway would
+// be another Backend over the spider feed and the spider log; Server and the conformance suite
+// (conformance_test.go) stay as they are.
+//
+// # What the standalone's Store is, and is not yet
+//
+// Store keeps the URLFrontier frontier in a Pebble database of its own (standalone.data_dir/urlfrontier),
+// beside the standalone's crawl, not inside it: URLs put through the API are not scored by a strategy worker,
+// do not pass the crawl's URL-seen test and do not reach the spider log, and the standalone's spiders never
+// fetch them. The design DESIGN.md §7 asks for (the service standing where a spider stands, owning spider-feed
+// partitions and publishing page_crawled / links_extracted) is not built yet; docs/urlfrontier.md says what
+// it needs. What Store does give is the API's semantics, plus durability the reference service lacks: leases,
+// delays, blocks, limits and SetActive are stored and outlive a restart.
+//
+// # Semantics
+//
+//   - A queue per (crawl ID, key); an empty key is the URL's host. The same URL in two queues or two crawls is
+//     two URLs (as in the reference service). An empty crawl ID is "DEFAULT".
+//   - A discovered URL is added only if unknown (otherwise SKIPPED); a known URL is always written: with
+//     refetchable_from_date > 0 it is due from that second (the queue is ordered by due time), with 0 it is
+//     done for good and counts as completed. A discovered URL is due at its discovery time.
+//   - GetURLs visits the queues round-robin from where the last call stopped, skips a queue that is blocked, at
+//     its crawl limit (completed ≥ limit) or within its delay since it last sent, and takes up to
+//     max_urls_per_queue due URLs from each of up to max_queues queues. Every URL handed out is leased for
+//     delay_requestable seconds (30 when 0): its place in the queue moves to the lease's end, so it is not
+//     handed out again until a known put for it arrives or the lease ends, and a lease held by a fetcher that
+//     died ends by itself. The decision and the lease are one write under one lock, so two clients never hold
+//     the same URL at once.
+//   - SetDelay with a key sets that queue's delay, with an empty key the default (1 s until set). A client
+//     that reports metadata "crawl-delay" (seconds) on a known put sets its queue's delay.
+//   - The reference's per-queue cap on URLs in process is not applied: a leased URL is not due, and the
+//     queue's delay spaces its sends.
+//   - SetLogLevel sets the level of the process's logger (one level; the package name is only logged). The
+//     `local` flags are accepted and ignored: the standalone is one node, which ListNodes names.
+//
+// # Key layout
+//
+//	u crawl 0 key 0 url          → URL record: refetch, due (ms), created, lease end, metadata
+//	s crawl 0 key 0 due:u64 url  → (empty) the queue's order; present while the URL is not done
+//	l crawl 0 key 0 url          → lease end (ms): what GetStats counts as in process
+//	q crawl 0 key                → queue record: delay, blocked until, limit, completed, active, last sent
+//	o d | o a                    → the default delay | present while the frontier is inactive
+//
+// A put, a lease and the queue counters they change are one Pebble batch, so the counters are exact after a
+// crash. The queue records (a few dozen bytes each) are held in memory; URLs are not.
+package urlfrontier

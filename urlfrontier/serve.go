@@ -1,0 +1,63 @@
+package urlfrontier
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+)
+
+// ServeConfig configures Serve.
+type ServeConfig struct {
+	// Addr is the address to listen on (host:port; port 0 picks one).
+	Addr  string
+	Store StoreConfig
+	// Listening, if set, is called with the address the service listens on once it accepts calls.
+	Listening func(addr string)
+}
+
+// Serve opens the store, serves the URLFrontier API on cfg.Addr until ctx ends, then stops the server
+// (calls in progress get a few seconds to finish) and closes the store.
+func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger, level *slog.LevelVar) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := OpenStore(cfg.Store, log.With("component", "urlfrontier-store"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("urlfrontier: listen on %s: %w", cfg.Addr, err)
+	}
+	addr := ln.Addr().String()
+	g := grpc.NewServer()
+	NewServer(ServerDeps{Backend: st, Logger: log, Level: level, Nodes: []string{addr}}).Register(g)
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ln) }()
+	log.Info("URLFrontier API listening", "addr", addr, "store", cfg.Store.Dir)
+	if cfg.Listening != nil {
+		cfg.Listening(addr)
+	}
+	select {
+	case err := <-done:
+		return fmt.Errorf("urlfrontier: serve: %w", err)
+	case <-ctx.Done():
+	}
+	stopped := make(chan struct{})
+	go func() { g.GracefulStop(); close(stopped) }()
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
+		g.Stop()
+		<-stopped
+	}
+	<-done
+	return nil
+}

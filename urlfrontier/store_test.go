@@ -1,0 +1,346 @@
+package urlfrontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/google/go-cmp/cmp"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func openTest(t *testing.T, fs vfs.FS, c *clock) *Store {
+	t.Helper()
+	cfg := DefaultStoreConfig()
+	cfg.Dir, cfg.FS, cfg.Now, cfg.Sync = "db", fs, c.now, false
+	s, err := OpenStore(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newTest(t *testing.T) (*Store, *clock) {
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	s := openTest(t, vfs.NewMem(), c)
+	t.Cleanup(func() { s.Close() })
+	if err := s.SetDelay(context.Background(), "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+func put(t *testing.T, s *Store, puts ...Put) []Status {
+	t.Helper()
+	st, err := s.Put(context.Background(), puts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func disc(u string) Put { return Put{Info: URLInfo{URL: u}} }
+func known(u string, refetch int64) Put {
+	return Put{Info: URLInfo{URL: u}, Known: true, Refetch: refetch}
+}
+
+func get(t *testing.T, s *Store, p GetParams) []string {
+	t.Helper()
+	infos, err := s.Get(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, i := range infos {
+		out = append(out, i.URL)
+	}
+	return out
+}
+
+func TestDiscoveredOnlyIfUnknownKnownUpdates(t *testing.T) {
+	s, _ := newTest(t)
+	meta := map[string][]string{"depth": {"1"}, "src": {"a", "b"}}
+	st := put(t, s, Put{Info: URLInfo{URL: "http://a.test/1", Metadata: meta}}, disc("http://a.test/1"), disc(""), disc("no-host"))
+	if diff := cmp.Diff([]Status{OK, Skipped, Skipped, Skipped}, st); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s", diff)
+	}
+	infos, err := s.Get(context.Background(), GetParams{})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("Get = %v, %v", infos, err)
+	}
+	want := URLInfo{URL: "http://a.test/1", Key: "a.test", CrawlID: DefaultCrawl, Metadata: meta}
+	if diff := cmp.Diff(want, infos[0]); diff != "" {
+		t.Fatalf("metadata round trip (-want +got):\n%s", diff)
+	}
+	// A known item updates (here: done for good), and a discovered one for it is still skipped.
+	if st := put(t, s, known("http://a.test/1", 0), disc("http://a.test/1")); !slices.Equal(st, []Status{OK, Skipped}) {
+		t.Fatalf("statuses = %v", st)
+	}
+	us, err := s.URLStatus(context.Background(), "", "", "http://a.test/1")
+	if err != nil || us.Refetch != 0 {
+		t.Fatalf("URLStatus = %+v, %v; want refetch 0", us, err)
+	}
+	if _, err := s.URLStatus(context.Background(), "", "", "http://a.test/nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("URLStatus of an unknown URL: %v, want ErrNotFound", err)
+	}
+}
+
+func TestLeaseAckAndExpiry(t *testing.T) {
+	s, c := newTest(t)
+	put(t, s, disc("http://a.test/1"), disc("http://a.test/2"))
+	if got := get(t, s, GetParams{Lease: 10 * time.Second}); len(got) != 2 {
+		t.Fatalf("first Get = %v", got)
+	}
+	if got := get(t, s, GetParams{}); len(got) != 0 {
+		t.Fatalf("leased URLs handed out again: %v", got)
+	}
+	if st, _ := s.Stats(context.Background(), "", ""); st.InProcess != 2 || st.Size != 2 {
+		t.Fatalf("stats = %+v", st)
+	}
+	put(t, s, known("http://a.test/1", 0)) // acknowledged: done
+	c.advance(11 * time.Second)
+	if got := get(t, s, GetParams{}); !slices.Equal(got, []string{"http://a.test/2"}) {
+		t.Fatalf("after the lease ended, Get = %v, want only the unacknowledged URL", got)
+	}
+	st, _ := s.Stats(context.Background(), "", "")
+	if st.Completed != 1 || st.Size != 1 || st.InProcess != 1 {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+func TestRefetchOrdersQueue(t *testing.T) {
+	s, c := newTest(t)
+	now := c.t.Unix()
+	put(t, s, known("http://a.test/late", now-10), known("http://a.test/early", now-100), known("http://a.test/future", now+100))
+	if got := get(t, s, GetParams{}); !slices.Equal(got, []string{"http://a.test/early", "http://a.test/late"}) {
+		t.Fatalf("Get = %v", got)
+	}
+	put(t, s, known("http://a.test/early", 0), known("http://a.test/late", 0))
+	c.advance(101 * time.Second)
+	if got := get(t, s, GetParams{}); !slices.Equal(got, []string{"http://a.test/future"}) {
+		t.Fatalf("Get = %v", got)
+	}
+}
+
+func TestMaxQueuesAndPerQueue(t *testing.T) {
+	s, _ := newTest(t)
+	for h := range 5 {
+		for i := range 4 {
+			put(t, s, disc(fmt.Sprintf("http://h%d.test/%d", h, i)))
+		}
+	}
+	got, err := s.Get(context.Background(), GetParams{MaxQueues: 3, MaxURLsPerQueue: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, g := range got {
+		per[g.Key]++
+	}
+	if len(per) != 3 || len(got) != 6 {
+		t.Fatalf("Get(max_queues 3, 2 a queue) = %v", per)
+	}
+	// The next call starts where this one stopped, so the other queues get their turn.
+	got2, _ := s.Get(context.Background(), GetParams{MaxQueues: 2, MaxURLsPerQueue: 1})
+	for _, g := range got2 {
+		if per[g.Key] > 0 {
+			t.Fatalf("queue %s served again before the others", g.Key)
+		}
+	}
+	if k := get(t, s, GetParams{Key: "h4.test"}); len(k) == 0 || slices.ContainsFunc(k, func(u string) bool { return u[:14] != "http://h4.test" }) {
+		t.Fatalf("Get(key h4.test) = %v", k)
+	}
+}
+
+func TestDelayBlockLimit(t *testing.T) {
+	s, c := newTest(t)
+	ctx := context.Background()
+	for i := range 6 {
+		put(t, s, disc(fmt.Sprintf("http://a.test/%d", i)), disc(fmt.Sprintf("http://b.test/%d", i)))
+	}
+	if err := s.SetDelay(ctx, "", "a.test", 5); err != nil {
+		t.Fatal(err)
+	}
+	one := GetParams{MaxURLsPerQueue: 1}
+	if got := get(t, s, one); len(got) != 2 {
+		t.Fatalf("Get = %v", got)
+	}
+	c.advance(time.Second)
+	if got := get(t, s, one); !slices.Equal(got, []string{"http://b.test/1"}) {
+		t.Fatalf("within a.test's delay, Get = %v", got)
+	}
+	c.advance(5 * time.Second)
+	if got := get(t, s, GetParams{Key: "a.test", MaxURLsPerQueue: 1}); len(got) != 1 {
+		t.Fatalf("after a.test's delay, Get = %v", got)
+	}
+	// The default delay applies to b.test.
+	if err := s.SetDelay(ctx, "", "", 60); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, GetParams{Key: "b.test"}); len(got) != 0 {
+		t.Fatalf("within the default delay, Get = %v", got)
+	}
+	s.SetDelay(ctx, "", "", 0)
+
+	// A block holds the queue until its time; 0 lifts it.
+	if err := s.BlockQueue(ctx, "", "b.test", c.t.Unix()+100); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, GetParams{Key: "b.test"}); len(got) != 0 {
+		t.Fatalf("blocked queue sent %v", got)
+	}
+	if qs, _, _ := s.ListQueues(ctx, "", 0, 0, false); slices.Contains(qs, "b.test") {
+		t.Fatalf("a blocked queue is listed as active: %v", qs)
+	}
+	s.BlockQueue(ctx, "", "b.test", 0)
+	if got := get(t, s, GetParams{Key: "b.test", MaxURLsPerQueue: 1}); len(got) != 1 {
+		t.Fatalf("unblocked queue sent %v", got)
+	}
+
+	// The crawl limit counts completed URLs.
+	if err := s.SetCrawlLimit(ctx, "", "a.test", 2); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, known("http://a.test/0", 0), known("http://a.test/1", 0))
+	c.advance(time.Minute)
+	if got := get(t, s, GetParams{Key: "a.test"}); len(got) != 0 {
+		t.Fatalf("queue at its crawl limit sent %v", got)
+	}
+}
+
+func TestCrawlIDsAreSeparate(t *testing.T) {
+	s, _ := newTest(t)
+	ctx := context.Background()
+	p := disc("http://a.test/1")
+	p.Info.CrawlID = "c2"
+	if st := put(t, s, disc("http://a.test/1"), p); !slices.Equal(st, []Status{OK, OK}) {
+		t.Fatalf("the same URL in two crawls: %v", st)
+	}
+	if cs, _ := s.ListCrawls(ctx); !slices.Equal(cs, []string{"DEFAULT", "c2"}) {
+		t.Fatalf("ListCrawls = %v", cs)
+	}
+	if got, _ := s.Get(ctx, GetParams{CrawlID: "c2"}); len(got) != 1 || got[0].CrawlID != "c2" {
+		t.Fatalf("Get(c2) = %v", got)
+	}
+	if got := get(t, s, GetParams{AnyCrawl: true}); len(got) != 1 {
+		t.Fatalf("Get(any) = %v", got)
+	}
+	if n, err := s.DeleteCrawl(ctx, "c2"); n != 1 || err != nil {
+		t.Fatalf("DeleteCrawl = %d, %v", n, err)
+	}
+	if cs, _ := s.ListCrawls(ctx); !slices.Equal(cs, []string{"DEFAULT"}) {
+		t.Fatalf("ListCrawls = %v", cs)
+	}
+}
+
+func TestListCountPurgeDelete(t *testing.T) {
+	s, c := newTest(t)
+	ctx := context.Background()
+	put(t, s, disc("http://a.test/x1"), disc("http://a.test/Y2"), disc("http://b.test/x3"))
+	c.advance(48 * time.Hour)
+	put(t, s, disc("http://a.test/new"))
+	var urls []string
+	err := s.ListURLs(ctx, ListParams{Key: "a.test", Start: 1, Size: 2}, func(u URLStatus) error { urls = append(urls, u.Info.URL); return nil })
+	if err != nil || !slices.Equal(urls, []string{"http://a.test/new", "http://a.test/x1"}) {
+		t.Fatalf("ListURLs = %v, %v", urls, err)
+	}
+	for _, tc := range []struct {
+		p    ListParams
+		want uint64
+	}{{ListParams{}, 4}, {ListParams{Key: "a.test"}, 3}, {ListParams{Filter: "x"}, 2}, {ListParams{Filter: "y", IgnoreCase: true}, 1}, {ListParams{Filter: "y"}, 0}} {
+		if n, err := s.CountURLs(ctx, tc.p); n != tc.want || err != nil {
+			t.Errorf("CountURLs(%+v) = %d, %v; want %d", tc.p, n, err, tc.want)
+		}
+	}
+	if n, err := s.PurgeURLs(ctx, ListParams{Key: "a.test"}, c.t.Add(-24*time.Hour).Unix()); n != 2 || err != nil {
+		t.Fatalf("PurgeURLs = %d, %v", n, err)
+	}
+	if n, err := s.DeleteQueue(ctx, "", "b.test"); n != 1 || err != nil {
+		t.Fatalf("DeleteQueue = %d, %v", n, err)
+	}
+	st, _ := s.Stats(ctx, "", "")
+	if st.Size != 1 || st.NumberOfQueues != 1 {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+func TestRestartKeepsLeasesDelaysBlocksLimits(t *testing.T) {
+	fs := vfs.NewMem()
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	ctx := context.Background()
+	s := openTest(t, fs, c)
+	s.SetDelay(ctx, "", "", 0)
+	put(t, s, disc("http://a.test/1"), disc("http://b.test/1"), disc("http://c.test/1"), disc("http://d.test/1"))
+	s.SetDelay(ctx, "", "a.test", 30)
+	s.BlockQueue(ctx, "", "b.test", c.t.Unix()+60)
+	s.SetCrawlLimit(ctx, "", "c.test", 1)
+	put(t, s, Put{Info: URLInfo{URL: "http://c.test/0"}, Known: true}) // c.test: one completed, at its limit
+	if got := get(t, s, GetParams{Lease: 20 * time.Second}); !slices.Equal(got, []string{"http://a.test/1", "http://d.test/1"}) {
+		t.Fatalf("Get = %v", got)
+	}
+	s.SetActive(ctx, false)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, fs, c)
+	defer s.Close()
+	if a, _ := s.Active(ctx); a {
+		t.Fatal("SetActive(false) lost on restart")
+	}
+	s.SetActive(ctx, true)
+	put(t, s, disc("http://a.test/2"))
+	c.advance(21 * time.Second)
+	// d.test's lease ended: it comes back; a.test's delay (30 s) still holds; b.test is blocked; c.test is at
+	// its limit.
+	if got := get(t, s, GetParams{}); !slices.Equal(got, []string{"http://d.test/1"}) {
+		t.Fatalf("after the restart, Get = %v", got)
+	}
+	c.advance(10 * time.Second)
+	// a.test/2 first: a.test/1's lease (its place in the queue) ended after a.test/2 was discovered.
+	if got := get(t, s, GetParams{}); !slices.Equal(got, []string{"http://a.test/2", "http://a.test/1"}) {
+		t.Fatalf("after a.test's delay, Get = %v", got)
+	}
+}
+
+func TestCrawlDelayFromMetadata(t *testing.T) {
+	s, c := newTest(t)
+	put(t, s, disc("http://a.test/1"), disc("http://a.test/2"))
+	get(t, s, GetParams{MaxURLsPerQueue: 1})
+	put(t, s, Put{Info: URLInfo{URL: "http://a.test/1", Metadata: map[string][]string{"Crawl-delay": {"10"}}}, Known: true})
+	c.advance(5 * time.Second)
+	if got := get(t, s, GetParams{}); len(got) != 0 {
+		t.Fatalf("within the reported Crawl-delay, Get = %v", got)
+	}
+	c.advance(5 * time.Second)
+	if got := get(t, s, GetParams{}); len(got) != 1 {
+		t.Fatalf("after the Crawl-delay, Get = %v", got)
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add((&record{refetch: 1, sched: 2, created: 3, lease: 4, meta: map[string][]string{"k": {"v", "w"}}}).encode(nil))
+	f.Add((&record{}).encode(nil))
+	f.Add([]byte{1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeRecord(b)
+		if err != nil {
+			return
+		}
+		r2, err := decodeRecord(r.encode(nil))
+		if err != nil {
+			t.Fatalf("re-decoding %+v: %v", r, err)
+		}
+		if diff := cmp.Diff(r, r2, cmp.AllowUnexported(record{})); diff != "" {
+			t.Fatalf("round trip (-first +second):\n%s", diff)
+		}
+		_, _ = decodeQueueRecord(b)
+	})
+}
