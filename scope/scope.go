@@ -16,14 +16,34 @@
 //     the default: www.example.com and blog.example.com both belong to a seed http://example.com/):
 //     "out_of_scope";
 //   - its host already has HostBudget URLs scheduled (a generous but finite default: 100,000): "host_budget";
-//   - its host and path already have MaxQueryVariants distinct query strings scheduled: "query_variants".
+//   - its host and path already have MaxQueryVariants distinct query strings scheduled: "query_variants";
+//   - its host already has TemplateBudget URLs of its template scheduled (Template: /cal/1, /cal/2, … are one
+//     template, and so are ?date=2026-11-25 and the day after): "template_budget".
 //
 // The first rules need only the URL (Filter.Check). The seed rule needs the seeds, which reach the strategy
 // worker that owns each seed's host as add_seeds: that worker records the seed's host and registered domain in
 // the domain metadata store (shared by every worker, HBase or Pebble), and a worker that meets a host it does
-// not know reads the store. The budgets count what the worker schedules (the host budget in the domain metadata
-// store, so it survives restarts; the query variants per path in memory, bounded by MaxTrackedPaths, so a
-// restart allows each path another MaxQueryVariants).
+// not know reads the store. The budgets count what the worker schedules (the host and template budgets in the
+// domain metadata store, so they survive restarts; the query variants per path in memory, bounded by
+// MaxTrackedPaths, so a restart allows each path another MaxQueryVariants).
+//
+// # Traps end by default
+//
+// A trap is a page that links a new URL of its own kind, forever: /cal/1 links /cal/2, which links /cal/3, or
+// ?date=2026-11-25 links the next day. No rule on the URL alone catches it (no query string, no repeated
+// segment, a constant depth), and the host budget ends it only after 100,000 pages. The template budget does:
+// such URLs differ only in numbers, dates or ID-like tokens, which Template collapses, so a trap is one
+// template and gets TemplateBudget fetches (500 by default) on each host. A deep real site whose pages have
+// distinct paths (/articles/apple-pie, /articles/plum-jam, … linked one from the next) is many templates and
+// is crawled whole however deep it goes.
+//
+// The trade-off: a real site whose pages differ only by a number (/post/1 … /post/N) is one template too, and
+// past TemplateBudget of them the rest are dropped (counted as "template_budget"). A 300-post /post/N blog is
+// crawled whole under the default; a 5,000-post one loses 4,500 posts. URLs that carry a slug besides the
+// number (/questions/123/how-to-x, /2024/05/12/title) are distinct templates again, which is what most large
+// sites publish. A crawl that wants every numbered page of a few known large sites raises template_budget
+// (or sets it to 0, no limit) and relies on the host budget and the other rules instead. The default, 500,
+// sits above the numbered sections of most small sites and keeps a host's traps to hundreds of fetches each.
 //
 // scope sits at level L1: it imports the standard library and golang.org/x/net/publicsuffix only.
 package scope
@@ -61,11 +81,13 @@ const (
 	ReasonOutOfScope       = "out_of_scope"
 	ReasonHostBudget       = "host_budget"
 	ReasonQueryVariants    = "query_variants"
+	ReasonTemplateBudget   = "template_budget"
 )
 
 // Reasons lists every drop reason, for metrics and documentation.
 var Reasons = []string{ReasonScheme, ReasonURLLength, ReasonExtension, ReasonExclude, ReasonInclude,
-	ReasonRepeatedSegments, ReasonPathDepth, ReasonDepth, ReasonOutOfScope, ReasonHostBudget, ReasonQueryVariants}
+	ReasonRepeatedSegments, ReasonPathDepth, ReasonDepth, ReasonOutOfScope, ReasonHostBudget, ReasonQueryVariants,
+	ReasonTemplateBudget}
 
 // DefaultDenyExtensions are files a crawl of pages skips: images, audio, video, archives, packages and
 // executables, fonts, stylesheets and scripts. Documents (pdf, doc, …) are kept: they are often wanted.
@@ -113,13 +135,19 @@ type Config struct {
 	MaxTrackedPaths int `mapstructure:"max_tracked_paths"`
 	// HostBudget is the most URLs scheduled per host (0: no limit). Default 100,000.
 	HostBudget int64 `mapstructure:"host_budget"`
+	// TemplateBudget is the most URLs of one template (Template) scheduled per host (0: no limit). Default
+	// 500: a trap ends after 500 fetches; see the package doc for what it costs a site of numbered pages.
+	TemplateBudget int64 `mapstructure:"template_budget"`
 }
+
+// DefaultTemplateBudget is Config.TemplateBudget's default.
+const DefaultTemplateBudget = 500
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	return Config{Follow: FollowDomains, Schemes: []string{"http", "https"}, DenyExtensions: slices.Clone(DefaultDenyExtensions),
 		MaxURLBytes: 2048, MaxRepeatedSegments: 3, MaxPathSegments: 32, MaxQueryVariants: 1000, MaxTrackedPaths: 1_000_000,
-		HostBudget: 100_000}
+		HostBudget: 100_000, TemplateBudget: DefaultTemplateBudget}
 }
 
 // Validate reports every invalid value, naming its key.
@@ -161,6 +189,7 @@ func (c Config) Validate() error {
 	neg("max_depth", int64(c.MaxDepth))
 	neg("max_query_variants", int64(c.MaxQueryVariants))
 	neg("host_budget", c.HostBudget)
+	neg("template_budget", c.TemplateBudget)
 	if c.MaxURLBytes < 16 {
 		errs = append(errs, fmt.Errorf("max_url_bytes = %d, want >= 16", c.MaxURLBytes))
 	}

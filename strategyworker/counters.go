@@ -53,6 +53,9 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 		}
 	}
 	for name, vals := range c.values {
+		if name == counterTemplatePages {
+			continue // keyed by host and template, not by host: load reads it
+		}
 		var miss []string
 		for _, k := range keys {
 			if _, ok := vals[k]; !ok {
@@ -70,6 +73,36 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 			vals[k] = got[i]
 			c.n++
 		}
+	}
+	return nil
+}
+
+// load reads, in one store call, the keys of counter name not cached yet.
+func (c *counters) load(ctx context.Context, name string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	vals := c.values[name]
+	if vals == nil {
+		vals = map[string]int64{}
+		c.values[name] = vals
+	}
+	var miss []string
+	for _, k := range keys {
+		if _, ok := vals[k]; !ok {
+			miss = append(miss, k)
+		}
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	got, err := c.store.Get(ctx, name, miss)
+	if err != nil {
+		return err
+	}
+	for i, k := range miss {
+		vals[k] = got[i]
+		c.n++
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ const (
 	// counterHostPages counts the URLs scheduled for the first time per host (scope.Config.HostBudget, and
 	// the strategies' own host budgets: strategy.Common).
 	counterHostPages = strategy.CounterHostScheduled
+	// counterTemplatePages counts the URLs scheduled for the first time per host and URL template, keyed by
+	// scope.TemplateKey (scope.Config.TemplateBudget).
+	counterTemplatePages = "scope_template_pages"
 )
 
 // seedMissTTL is how long a host's absence from the seeds is trusted before the store is asked again (another
@@ -174,7 +177,37 @@ func (s *scoper) budget(c *batchContext, r *frontier.Request, u *url.URL) string
 	if u != nil && !s.f.QueryVariant(u) {
 		return scope.ReasonQueryVariants
 	}
+	if b := s.f.Config().TemplateBudget; b > 0 && u != nil && c.Count(counterTemplatePages, scope.TemplateKey(u)) >= b {
+		return scope.ReasonTemplateBudget
+	}
 	return ""
+}
+
+// templateKeys lists the template-budget keys of the batch's links, for one store read before the batch
+// (nil when the budget is off).
+func (s *scoper) templateKeys(events []frontier.Message) []string {
+	if s.f.Config().TemplateBudget == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, e := range events {
+		le, ok := e.(*frontier.LinksExtracted)
+		if !ok {
+			continue
+		}
+		for _, l := range le.Links {
+			u, err := url.Parse(l.URL)
+			if err != nil {
+				continue
+			}
+			if k := scope.TemplateKey(u); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 // scheduled counts a URL scheduled for the first time against its host's budget and its path's variants.
@@ -182,6 +215,9 @@ func (s *scoper) scheduled(c *batchContext, r *frontier.Request, u *url.URL) {
 	c.Add(counterHostPages, r.Hostname(), 1) // always: the strategies' host budgets read it too
 	if u != nil {
 		s.f.AddVariant(u)
+		if s.f.Config().TemplateBudget > 0 {
+			c.Add(counterTemplatePages, scope.TemplateKey(u), 1)
+		}
 	}
 }
 

@@ -124,3 +124,45 @@ func TestScope(t *testing.T) {
 		t.Errorf("after a restart: scheduled %v past the host budget", got)
 	}
 }
+
+// TestTemplateBudget: a host gets TemplateBudget URLs of one template (numbers and dates collapsed), while
+// pages of distinct paths are each their own template; the counts are kept in the domain store, so a second
+// batch and a restarted worker still refuse the spent template, and another host has its own budget.
+func TestTemplateBudget(t *testing.T) {
+	b, err := membus.New(membus.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	states, domains := state.NewMemory(), metadata.NewMemoryDomains()
+	sc := scope.DefaultConfig()
+	sc.Follow, sc.TemplateBudget = scope.FollowAny, 3
+	w0 := scopeWorker(t, b, states, domains, 0, sc)
+	got := handled(t, w0, b, links(req("http://a.test/", 0),
+		"http://a.test/cal/1", "http://a.test/cal/2", "http://a.test/cal/3", "http://a.test/cal/4",
+		"http://a.test/ev?date=2026-11-25", "http://a.test/ev?date=2026-11-26",
+		"http://a.test/articles/apple", "http://a.test/articles/plum", "http://a.test/articles/pear",
+		"http://a.test/articles/fig", "http://b.test/cal/1"))
+	want := []string{"http://a.test/cal/1", "http://a.test/cal/2", "http://a.test/cal/3",
+		"http://a.test/ev?date=2026-11-25", "http://a.test/ev?date=2026-11-26",
+		"http://a.test/articles/apple", "http://a.test/articles/plum", "http://a.test/articles/pear",
+		"http://a.test/articles/fig", "http://b.test/cal/1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("scheduled\n %v\nwant\n %v", got, want)
+	}
+	got = handled(t, w0, b, links(req("http://a.test/ev?date=2026-11-26", 1), "http://a.test/ev?date=2026-11-27",
+		"http://a.test/ev?date=2026-11-28"))
+	if !slices.Equal(got, []string{"http://a.test/ev?date=2026-11-27"}) {
+		t.Errorf("second batch scheduled %v, want only the third date", got)
+	}
+	w1 := scopeWorker(t, b, states, domains, 0, sc) // a restart
+	if got := handled(t, w1, b, links(req("http://a.test/cal/3", 1), "http://a.test/cal/9")); len(got) != 0 {
+		t.Errorf("after a restart: scheduled %v past the template budget", got)
+	}
+	if n := w0.scope.dropped[slices.Index(scope.Reasons, scope.ReasonTemplateBudget)].Load(); n != 2 {
+		t.Errorf("dropped %d for the template budget, want 2", n)
+	}
+	if n := w1.scope.dropped[slices.Index(scope.Reasons, scope.ReasonTemplateBudget)].Load(); n != 1 {
+		t.Errorf("restarted worker dropped %d for the template budget, want 1", n)
+	}
+}

@@ -277,6 +277,9 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	if err := w.counters.prefetch(ctx, hosts); err != nil {
 		return fmt.Errorf("strategyworker: read counters: %w", err)
 	}
+	if err := w.counters.load(ctx, counterTemplatePages, w.scope.templateKeys(events)); err != nil {
+		return fmt.Errorf("strategyworker: read the template budgets: %w", err)
+	}
 	if err := w.scope.prepare(ctx, events, w.deps.Now()); err != nil {
 		return err
 	}
@@ -604,7 +607,7 @@ func (c *batchContext) update(r *frontier.Request, f func(*state.Entry)) {
 }
 
 // ErrDropped is Schedule's error for a URL the scope's budgets drop (scope.ReasonHostBudget,
-// scope.ReasonQueryVariants); the drop is counted by reason.
+// scope.ReasonQueryVariants, scope.ReasonTemplateBudget); the drop is counted by reason.
 var ErrDropped = errors.New("strategyworker: dropped by the scope")
 
 // Schedule implements strategy.Context: it encodes an update_score for the scoring log, keyed by host.

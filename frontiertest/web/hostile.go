@@ -31,6 +31,13 @@ type Hostile struct {
 	// and an ever deeper path (/deep/1/, linking "N+1/"). Trap pages are not in the graph: Reachable never
 	// lists them, and TrapFetches counts what a crawler asked for.
 	Traps bool
+	// Chains gives every content host an endless calendar by path (/cal/1 links /cal/2, …) and host1.test one
+	// by query string (/events?date=2026-11-25 links the next day), linked from the home pages: traps no URL
+	// rule sees (see chains.go). Trap pages, counted by TrapFetches.
+	Chains bool
+	// DeepPages adds to the last content host that many regular pages /articles/<word-slug> chained from its
+	// home page, so the last is DeepPages links deep (at most 576; see chains.go). 0: none.
+	DeepPages int
 }
 
 func (h Hostile) validate() error {
@@ -40,6 +47,9 @@ func (h Hostile) validate() error {
 	}
 	if h.Failing < 0 || h.Failing > 1 {
 		errs = append(errs, fmt.Errorf("web: hostile failing fraction = %v, want 0..1", h.Failing))
+	}
+	if h.DeepPages < 0 || h.DeepPages > maxDeepPages {
+		errs = append(errs, fmt.Errorf("web: hostile deep pages = %d, want 0..%d", h.DeepPages, maxDeepPages))
 	}
 	return errors.Join(errs...)
 }
@@ -74,6 +84,7 @@ var failModes = []struct{ status, n int }{{500, 1}, {502, 1}, {503, 2}, {504, 1}
 // hostile adds the Hostile features that need the regular pages: failing pages and the traps' entry links.
 func hostile(g *graph, cfg Config, content []*Host, regular [][]*Page) {
 	hc := cfg.Hostile
+	chains(g, cfg, content, regular)
 	for i := range content {
 		rng := rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)))
 		if hc.Failing > 0 {
@@ -114,12 +125,21 @@ var (
 
 // isTrap reports whether key (escaped path?sorted query) is a trap page.
 func isTrap(key string) bool {
+	if isChain(key) {
+		return true
+	}
 	path, _, _ := strings.Cut(key, "?")
 	return path == "/calendar" || path == "/shop" || path == "/shop/item" || trapS.MatchString(path) || trapDeep.MatchString(path)
 }
 
 // serveTrap answers a trap page; it reports false when key is none.
 func (h *Host) serveTrap(w http.ResponseWriter, key string) bool {
+	if h.site.cfg.Hostile.Chains && h.serveChain(w, key) {
+		return true
+	}
+	if !h.site.cfg.Hostile.Traps {
+		return false
+	}
 	path, rawQuery, _ := strings.Cut(key, "?")
 	q, _ := url.ParseQuery(rawQuery)
 	var links []string

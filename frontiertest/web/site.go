@@ -797,7 +797,7 @@ func (h *Host) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := h.pages[key]
-	if p == nil && h.site.cfg.Hostile.Traps && h.kind == hostContent && h.serveTrap(w, key) {
+	if p == nil && (h.site.cfg.Hostile.Traps || h.site.cfg.Hostile.Chains) && h.kind == hostContent && h.serveTrap(w, key) {
 		return
 	}
 	if p == nil {
