@@ -1,10 +1,15 @@
-// Package bus carries Frontier's three streams (DESIGN.md §1): the spider log, the scoring log and the spider
-// feed. Messages are keyed bytes; the codec package gives them meaning. The kafka-go implementation lives in
-// bus/kafkabus, the durable in-process one (standalone mode) in bus/pebblebus, a memory-only one (unit tests)
-// in bus/membus, and one conformance suite (bus/bustest) holds them to the same contract.
+// Package bus carries Frontier's three streams (docs/architecture.md, "Streams"): the spider log, the scoring
+// log and the spider feed, plus the optional control stream. Messages are keyed bytes; the codec package gives
+// them meaning. The kafka-go implementation lives in bus/kafkabus, the durable in-process one (standalone mode)
+// in bus/pebblebus, a memory-only one (unit tests) in bus/membus, and one conformance suite (bus/bustest) holds
+// them to the same contract.
 //
 // Delivery is at least once: a consumer re-delivers everything after its last commit, and the caller commits
-// only after the effects of a batch are durable (DESIGN.md §1, invariant 2).
+// only after the effects of a batch are durable (docs/architecture.md, invariant 2: nothing is lost).
+//
+// The topology (topology.go) is declared once, as data: each stream's key, partitioner and consumer groups, and
+// which partitions each group reads. Roles open producers by stream name from it ([OpenProducer]), and lag
+// reports and idle checks read its groups ([LagGroups]).
 //
 // A role opens its streams through a [Bus] (kafkabus.Bus in a cluster, pebblebus.Bus in standalone mode,
 // membus.Bus in unit tests), so the same worker code runs on both. Consumers own explicit partitions: a strategy worker reads its one
@@ -16,7 +21,8 @@
 // by the consumer (see [MalformedReporter]) and skipped, while the rest of the batch is processed; it is committed
 // with the batch, so it is not redelivered forever.
 //
-// This package imports no Kafka client; only bus/kafkabus does.
+// This package imports no Kafka client; only bus/kafkabus does. It imports package partition for the declared
+// partitioners, which no other package outside bus/ may do.
 package bus
 
 import (
@@ -28,7 +34,7 @@ import (
 // Stream names one of Frontier's streams.
 type Stream string
 
-// The three streams of DESIGN.md §1.
+// The streams; topology.go declares how each is keyed, partitioned and read.
 const (
 	SpiderLog  Stream = "spider-log"  // spiders → strategy workers and DB worker; key: the host's domain fingerprint
 	ScoringLog Stream = "scoring-log" // strategy workers → DB worker; key: the target host
@@ -74,7 +80,7 @@ type Consumer interface {
 
 // LagReader reports, per partition of a stream, latest offset minus the group's committed offset: how much a
 // consumer group has not yet confirmed. The DB worker uses it on the spider feed for flow control
-// (DESIGN.md §1, invariant 4).
+// (docs/architecture.md, invariant 4: flow control without stalls).
 type LagReader interface {
 	Lag(ctx context.Context, stream Stream, group string) (map[int]int64, error)
 }
@@ -82,20 +88,12 @@ type LagReader interface {
 // ErrClosed is returned by operations on a closed producer or consumer.
 var ErrClosed = errors.New("bus: closed")
 
-// The consumer groups Frontera uses (frontera-0.8-spec.md §2); Frontier keeps the names so that offsets
-// committed by one implementation are understood by the other.
-const (
-	GroupStrategyWorkerSpiderLog = "sw-spider-log"        // strategy worker p on spider-log partition p
-	GroupDBWorkerSpiderLog       = "dbw-spider-log"       // DB worker on every spider-log partition
-	GroupDBWorkerScoringLog      = "dbw-scoring-log"      // DB worker on every scoring-log partition
-	GroupSpiderFeed              = "fetchers-spider-feed" // spider p on spider-feed partition p
-)
-
 // Streams lists the three streams in a fixed order.
 var Streams = []Stream{SpiderLog, ScoringLog, SpiderFeed}
 
-// Bus opens producers and consumers of the streams. kafkabus.Bus and membus.Bus implement it; the conformance
-// suite in bus/bustest holds both to the same contract. Safe for concurrent use. Producers and consumers it
+// Bus opens producers and consumers of the streams. kafkabus.Bus, pebblebus.Bus and membus.Bus implement it; the
+// conformance suite in bus/bustest holds them to the same contract. Roles open producers through OpenProducer,
+// which passes the stream's declared partitioner. Safe for concurrent use. Producers and consumers it
 // opens are closed by their callers, before the Bus itself.
 type Bus interface {
 	// Producer opens a producer of stream. With a non-nil p, each message goes to partition

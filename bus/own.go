@@ -6,7 +6,7 @@ import (
 )
 
 // Owner hands out the partitions of a stream among the processes of one role, so that each partition has
-// exactly one owner at a time (DESIGN.md invariant 1, and one DB worker per job). Processes that ask for any
+// exactly one owner at a time (docs/architecture.md, invariant 1: one owner per host; and one DB worker per job). Processes that ask for any
 // partitions (want == nil) share them: a second process takes a share (scale-out), and the survivors take over
 // the share of one that dies. Processes that ask for given partitions (a spider's or a strategy worker's
 // --partition-id) get them unless another live process owns them already; then they wait as standbys and take

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/kafkabus"
 )
 
 // fronteraDefaults are the values of frontera 0.8.1's frontera/settings/default_settings.py that Frontier has
@@ -47,7 +46,7 @@ func TestFronteraCompatConfig(t *testing.T) {
 	}
 	d := fronteraDefaults
 	last := func(dotted any) string { s := dotted.(string); return s[strings.LastIndex(s, ".")+1:] }
-	k := kafkabus.DefaultConfig().Groups
+	group := func(s bus.Stream, reader string) string { g, _ := bus.GroupOf(s, reader); return g }
 	for _, c := range []struct {
 		key, setting string
 		got, want    any
@@ -75,10 +74,10 @@ func TestFronteraCompatConfig(t *testing.T) {
 		{"(group) DB worker, spider log", "SPIDER_LOG_DBW_GROUP", bus.GroupDBWorkerSpiderLog, d["SPIDER_LOG_DBW_GROUP"]},
 		{"(group) DB worker, scoring log", "SCORING_LOG_DBW_GROUP", bus.GroupDBWorkerScoringLog, d["SCORING_LOG_DBW_GROUP"]},
 		{"(group) spiders, spider feed", "SPIDER_FEED_GROUP", bus.GroupSpiderFeed, d["SPIDER_FEED_GROUP"]},
-		{"(kafkabus group) sw_spider_log", "SPIDER_LOG_SW_GROUP", k.StrategyWorkerSpiderLog, d["SPIDER_LOG_SW_GROUP"]},
-		{"(kafkabus group) dbw_spider_log", "SPIDER_LOG_DBW_GROUP", k.DBWorkerSpiderLog, d["SPIDER_LOG_DBW_GROUP"]},
-		{"(kafkabus group) dbw_scoring_log", "SCORING_LOG_DBW_GROUP", k.DBWorkerScoringLog, d["SCORING_LOG_DBW_GROUP"]},
-		{"(kafkabus group) spider_feed", "SPIDER_FEED_GROUP", k.SpiderFeed, d["SPIDER_FEED_GROUP"]},
+		{"(topology group) strategy worker, spider log", "SPIDER_LOG_SW_GROUP", group(bus.SpiderLog, "strategy worker"), d["SPIDER_LOG_SW_GROUP"]},
+		{"(topology group) DB worker, spider log", "SPIDER_LOG_DBW_GROUP", group(bus.SpiderLog, "DB worker (links role)"), d["SPIDER_LOG_DBW_GROUP"]},
+		{"(topology group) DB worker, scoring log", "SCORING_LOG_DBW_GROUP", group(bus.ScoringLog, "DB worker (scoring role)"), d["SCORING_LOG_DBW_GROUP"]},
+		{"(topology group) spiders, spider feed", "SPIDER_FEED_GROUP", group(bus.SpiderFeed, "spider"), d["SPIDER_FEED_GROUP"]},
 	} {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 			t.Errorf("%s = %v, want %v (Frontera's %s)", c.key, c.got, c.want, c.setting)

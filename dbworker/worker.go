@@ -36,7 +36,6 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/metadata"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/queue"
 )
 
@@ -325,13 +324,13 @@ func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
 		return queue.Item{}, err
 	}
 	nb, _ := r.MetaNotBefore() // a revisit's due time; absent = due now
-	return queue.Item{Partition: partition.Crc32Name([]byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score,
+	return queue.Item{Partition: bus.Partition(bus.SpiderFeed, []byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score,
 		NotBefore: max(nb, 0), Request: v}, nil
 }
 
 // runBatches feeds every ready spider-feed partition this process owns from the queue.
 func (w *Worker) runBatches(ctx context.Context) error {
-	out, err := w.deps.Bus.Producer(ctx, bus.SpiderFeed, nil) // each item goes to its own queue partition
+	out, err := bus.OpenProducer(ctx, w.deps.Bus, bus.SpiderFeed) // routed: each item goes to its own queue partition
 	if err != nil {
 		return fmt.Errorf("dbworker: open spider feed: %w", err)
 	}

@@ -49,7 +49,6 @@ import (
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
@@ -221,24 +220,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		sws = append(sws, sw)
 	}
 	var st stats
-	var spiders []*spider.Spider
+	var spiders []*spider.Role
 	for p := range cfg.Spiders {
-		feed, err := b.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
-		if err != nil {
-			return Summary{}, err
-		}
-		defer feed.Close()
-		out, err := b.Producer(ctx, bus.SpiderLog, partition.Fingerprint)
-		if err != nil {
-			return Summary{}, err
-		}
-		defer out.Close()
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
-		sd := spider.Deps{Feed: feed, Log: out, Codec: countingCodec{c, &st}, Identity: id, Handler: deps.Handler, Partition: p,
+		sd := spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: countingCodec{c, &st}, Identity: id, Handler: deps.Handler, Partition: p,
 			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext,
-			Transport: deps.Transport}
-		s, err := spider.New(scfg, sd)
+			Transport: deps.Transport}}
+		s, err := spider.NewRole(scfg, sd)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -449,17 +438,8 @@ func (p progress) idle() bool { return p.lag == 0 && p.queued == 0 }
 
 func snapshot(ctx context.Context, b bus.LagReader, db *pebblestore.DB, spiders int) (progress, error) {
 	var p progress
-	for _, sg := range []struct {
-		s bus.Stream
-		g string
-	}{
-		{bus.SpiderFeed, bus.GroupSpiderFeed},
-		{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
-		{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
-		{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
-		{bus.SpiderLog, statsGroup},
-	} {
-		lags, err := b.Lag(ctx, sg.s, sg.g)
+	for _, sg := range append(bus.LagGroups(), bus.StreamGroup{Stream: bus.SpiderLog, Group: statsGroup}) {
+		lags, err := b.Lag(ctx, sg.Stream, sg.Group)
 		if err != nil {
 			return p, err
 		}

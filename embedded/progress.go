@@ -47,17 +47,6 @@ const (
 	topScan  = 1000
 )
 
-// groups are the stream/group pairs whose lag the status reports.
-var groups = []struct {
-	s bus.Stream
-	g string
-}{
-	{bus.SpiderFeed, bus.GroupSpiderFeed},
-	{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
-	{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
-	{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
-}
-
 // observe rebuilds the status once a second (final forces it) and publishes it.
 func (r *progressReporter) observe(ctx context.Context, now time.Time, final bool) {
 	r.rate.Observe(now, r.st.pages.Load())
@@ -78,14 +67,14 @@ func (r *progressReporter) observe(ctx context.Context, now time.Time, final boo
 func (r *progressReporter) build(ctx context.Context, now time.Time) (crawlstatus.Status, error) {
 	s := crawlstatus.Status{Mode: "standalone", Time: now, PagesPerSecond: r.rate.PerSecond(),
 		Totals: crawlstatus.Totals{Crawled: r.st.pages.Load(), Errors: r.st.errors.Load(), Links: r.st.links.Load()}}
-	for _, sg := range groups {
-		lags, err := r.b.Lag(ctx, sg.s, sg.g)
+	for _, sg := range bus.LagGroups() { // the stream/group pairs the topology declares
+		lags, err := r.b.Lag(ctx, sg.Stream, sg.Group)
 		if err != nil {
 			return s, err
 		}
-		for p := range r.b.Partitions(sg.s) {
-			s.Lags = append(s.Lags, crawlstatus.Lag{Stream: string(sg.s), Group: sg.g, Partition: p, Lag: lags[p]})
-			if sg.s == bus.SpiderFeed {
+		for p := range r.b.Partitions(sg.Stream) {
+			s.Lags = append(s.Lags, crawlstatus.Lag{Stream: string(sg.Stream), Group: sg.Group, Partition: p, Lag: lags[p]})
+			if sg.Stream == bus.SpiderFeed {
 				s.Totals.InFlight += lags[p]
 			}
 		}

@@ -6,7 +6,7 @@
 //
 //	s, err := spider.New(spider.DefaultConfig(), spider.Deps{
 //		Feed: feedConsumer,   // bus.Consumer on spider-feed partition p
-//		Log:  logProducer,    // bus.Producer on the spider log, partitioner partition.Fingerprint
+//		Log:  logProducer,    // bus.OpenProducer(ctx, b, bus.SpiderLog): keyed as bus/topology.go declares
 //		Codec: codec.Msgpack{},
 //		Identity: id,         // the identity layer (nil: SimpleIdentity)
 //		Handler: myHandler,   // optional output hook (e.g. the WARC writer)
@@ -14,7 +14,10 @@
 //	})
 //	err = s.Run(ctx)          // returns nil after ctx ends and the last commit
 //
-// cmd/spider wires it from the configuration; Run(ctx, cfg, deps) is New plus Run.
+// Run(ctx, cfg, deps) is New plus Run. A process runs a spider as a role of the crawl with NewRole(cfg,
+// RoleDeps{Bus: b, Deps: …}): the role opens the spider log and its feed partition from the bus, owns the
+// partition (a second spider for it waits as a standby), and builds a Spider for each term of ownership
+// (cmd/spider and the standalone do this).
 //
 // # What is reported
 //

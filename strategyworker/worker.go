@@ -50,7 +50,6 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/metadata"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/strategy"
@@ -218,7 +217,7 @@ func (w *Worker) run(ctx context.Context) error {
 		return fmt.Errorf("strategyworker: open spider log: %w", err)
 	}
 	defer in.Close()
-	out, err := b.Producer(ctx, bus.ScoringLog, partition.Crc32Name)
+	out, err := bus.OpenProducer(ctx, b, bus.ScoringLog)
 	if err != nil {
 		return fmt.Errorf("strategyworker: open scoring log: %w", err)
 	}

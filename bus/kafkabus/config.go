@@ -22,9 +22,6 @@ type Config struct {
 	// Control is the run-time control stream (package control): one partition, kept forever.
 	Control StreamConfig `mapstructure:"control"`
 
-	// Groups are the consumer group names the roles use (Frontera's by default).
-	Groups GroupsConfig `mapstructure:"groups"`
-
 	Producer  ProducerConfig  `mapstructure:"producer"`
 	Consumer  ConsumerConfig  `mapstructure:"consumer"`
 	Ownership OwnershipConfig `mapstructure:"ownership"`
@@ -48,14 +45,6 @@ type Config struct {
 type StreamConfig struct {
 	Topic      string `mapstructure:"topic"`
 	Partitions int    `mapstructure:"partitions"`
-}
-
-// GroupsConfig names the consumer groups (frontera-0.8-spec.md §2).
-type GroupsConfig struct {
-	StrategyWorkerSpiderLog string `mapstructure:"sw_spider_log"`
-	DBWorkerSpiderLog       string `mapstructure:"dbw_spider_log"`
-	DBWorkerScoringLog      string `mapstructure:"dbw_scoring_log"`
-	SpiderFeed              string `mapstructure:"spider_feed"`
 }
 
 // ProducerConfig tunes producers. Send returns only when its messages are acknowledged, so Linger is the most a
@@ -95,7 +84,7 @@ type ConsumerConfig struct {
 	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`
 }
 
-// DefaultConfig returns Frontera's topics and groups, one partition per stream, a broker on 127.0.0.1:9092, and
+// DefaultConfig returns Frontera's topics, one partition per stream, a broker on 127.0.0.1:9092, and
 // settings measured in bench/results/bus.md.
 func DefaultConfig() Config {
 	return Config{
@@ -105,12 +94,6 @@ func DefaultConfig() Config {
 		ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
 		SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 1},
 		Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
-		Groups: GroupsConfig{
-			StrategyWorkerSpiderLog: bus.GroupStrategyWorkerSpiderLog,
-			DBWorkerSpiderLog:       bus.GroupDBWorkerSpiderLog,
-			DBWorkerScoringLog:      bus.GroupDBWorkerScoringLog,
-			SpiderFeed:              bus.GroupSpiderFeed,
-		},
 		Producer: ProducerConfig{
 			BatchSize:       1024,
 			BatchBytes:      4 << 20, // Frontera's max_request_size
@@ -182,14 +165,6 @@ func (c Config) Validate() error {
 		topics[s.sc.Topic] = s.key
 		if s.sc.Partitions <= 0 {
 			add("%s.partitions = %d, want > 0", s.key, s.sc.Partitions)
-		}
-	}
-	for _, g := range [][2]string{
-		{"groups.sw_spider_log", c.Groups.StrategyWorkerSpiderLog}, {"groups.dbw_spider_log", c.Groups.DBWorkerSpiderLog},
-		{"groups.dbw_scoring_log", c.Groups.DBWorkerScoringLog}, {"groups.spider_feed", c.Groups.SpiderFeed},
-	} {
-		if g[1] == "" {
-			add("%s: empty group name", g[0])
 		}
 	}
 	p := c.Producer

@@ -26,11 +26,6 @@ func TestDefaultConfigValid(t *testing.T) {
 	if _, ok := cfg.Stream("nope"); ok {
 		t.Error(`Stream("nope") found a stream`)
 	}
-	g := cfg.Groups
-	if g.StrategyWorkerSpiderLog != "sw-spider-log" || g.DBWorkerSpiderLog != "dbw-spider-log" ||
-		g.DBWorkerScoringLog != "dbw-scoring-log" || g.SpiderFeed != "fetchers-spider-feed" {
-		t.Errorf("default groups %+v are not Frontera's", g)
-	}
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -44,7 +39,6 @@ func TestConfigValidate(t *testing.T) {
 		{"bad topic", func(c *Config) { c.SpiderFeed.Topic = "a b" }, []string{"spider_feed.topic", "invalid character"}},
 		{"same topic", func(c *Config) { c.ScoringLog.Topic = c.SpiderLog.Topic }, []string{`scoring_log.topic: "frontier-done" is also the topic of spider_log`}},
 		{"partitions", func(c *Config) { c.SpiderLog.Partitions = 0 }, []string{"spider_log.partitions = 0"}},
-		{"group", func(c *Config) { c.Groups.SpiderFeed = "" }, []string{"groups.spider_feed: empty group name"}},
 		{"compression", func(c *Config) { c.Producer.Compression = "brotli" }, []string{`producer.compression: "brotli" is not a compression`}},
 		{"acks", func(c *Config) { c.Producer.Acks = "none" }, []string{`producer.acks: "none"`}},
 		{"batch", func(c *Config) { c.Producer.BatchSize = 0; c.Producer.BatchBytes = -1 }, []string{"producer.batch_size = 0", "producer.batch_bytes = -1"}},

@@ -6,15 +6,15 @@
 //	cfg.Brokers = []string{"127.0.0.1:9092"}
 //	cfg.SpiderFeed.Partitions = 4              // must equal the topic's count (deploy/kafka-topics.sh)
 //	b, err := kafkabus.New(cfg, logger, prometheus.DefaultRegisterer)
-//	feed, err := b.Producer(ctx, bus.SpiderFeed, partition.Crc32Name)  // DB worker
-//	in, err := b.Consumer(ctx, bus.SpiderFeed, cfg.Groups.SpiderFeed, []int{spiderID}) // spider p
+//	log, err := bus.OpenProducer(ctx, b, bus.SpiderLog)  // a spider: keyed and partitioned as bus/topology.go declares
+//	in, err := b.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{spiderID}) // spider p
 //	for {
 //		msgs, err := in.Fetch(ctx, 512)
 //		reqs := bus.Decode(in, msgs, decodeFeed) // malformed messages: counted, logged with offset, skipped
 //		… make the effects durable …
 //		err = in.Commit(ctx, msgs)
 //	}
-//	lag, err := b.Lag(ctx, bus.SpiderFeed, cfg.Groups.SpiderFeed) // DB worker flow control
+//	lag, err := b.Lag(ctx, bus.SpiderFeed, bus.GroupSpiderFeed) // DB worker flow control
 //
 // Topics are not created here: deploy/kafka-topics.sh (EnsureTopics in admin.go) creates them. Producers and
 // consumers refuse to open when a topic's partition count differs from the configuration, as Frontera does.

@@ -34,7 +34,7 @@ type Config struct {
 	// Partitions per stream; every one of bus.Streams must be present and positive.
 	Partitions map[bus.Stream]int `mapstructure:"partitions"`
 	// Groups lists, per stream, the consumer groups whose uncommitted messages must be kept even before they
-	// open a consumer. Defaults to Frontera's groups (bus.GroupStrategyWorkerSpiderLog, …).
+	// open a consumer. Defaults to the committing groups the topology declares (bus.RetainedGroups).
 	Groups map[bus.Stream][]string `mapstructure:"groups"`
 	// MaxBacklog is the most messages a partition holds; Send blocks while it is full. 0 means unbounded.
 	MaxBacklog int `mapstructure:"max_backlog"`
@@ -45,11 +45,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Partitions: map[bus.Stream]int{bus.SpiderLog: 1, bus.ScoringLog: 1, bus.SpiderFeed: 1},
-		Groups: map[bus.Stream][]string{
-			bus.SpiderLog:  {bus.GroupStrategyWorkerSpiderLog, bus.GroupDBWorkerSpiderLog},
-			bus.ScoringLog: {bus.GroupDBWorkerScoringLog},
-			bus.SpiderFeed: {bus.GroupSpiderFeed},
-		},
+		Groups:     bus.RetainedGroups(),
 		MaxBacklog: 1_000_000,
 	}
 }

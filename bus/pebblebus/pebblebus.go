@@ -20,7 +20,7 @@ type Config struct {
 	// Partitions per stream; every one of bus.Streams must be present and positive.
 	Partitions map[bus.Stream]int
 	// Groups lists, per stream, the consumer groups whose uncommitted messages must be kept even before they
-	// open a consumer or commit. Defaults to Frontera's groups (bus.GroupStrategyWorkerSpiderLog, …).
+	// open a consumer or commit. Defaults to the committing groups the topology declares (bus.RetainedGroups).
 	Groups map[bus.Stream][]string
 	// Prefix is the first byte of every key the bus writes; no other user of the database may write under it.
 	Prefix byte
@@ -32,13 +32,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Partitions: map[bus.Stream]int{bus.SpiderLog: 1, bus.ScoringLog: 1, bus.SpiderFeed: 1},
-		Groups: map[bus.Stream][]string{
-			bus.SpiderLog:  {bus.GroupStrategyWorkerSpiderLog, bus.GroupDBWorkerSpiderLog},
-			bus.ScoringLog: {bus.GroupDBWorkerScoringLog},
-			bus.SpiderFeed: {bus.GroupSpiderFeed},
-		},
-		Prefix: 'B',
-		Sync:   true,
+		Groups:     bus.RetainedGroups(),
+		Prefix:     'B',
+		Sync:       true,
 	}
 }
 

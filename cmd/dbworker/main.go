@@ -62,11 +62,7 @@ func run(ctx context.Context, env cli.Env) error {
 		deps.Control = ctl.State
 	}
 	// The lags of every log this crawl consumes, for dashboards and alerts (frontier_bus_lag_messages).
-	g := b.Config().Groups
-	stopLags := cli.ReportLags(ctx, b, 15*time.Second, []cli.StreamGroup{
-		{Stream: bus.SpiderLog, Group: g.StrategyWorkerSpiderLog}, {Stream: bus.SpiderLog, Group: g.DBWorkerSpiderLog},
-		{Stream: bus.ScoringLog, Group: g.DBWorkerScoringLog}, {Stream: bus.SpiderFeed, Group: g.SpiderFeed},
-	})
+	stopLags := cli.ReportLags(ctx, b, 15*time.Second, bus.LagGroups())
 	defer stopLags()
 	w, err := dbworker.New(dcfg, deps)
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
 )
@@ -93,36 +92,17 @@ func seedsAdd(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return err
 	}
 	defer b.Close()
-	out, err := b.Producer(ctx, bus.SpiderLog, bus.Partitioner(partition.Fingerprint))
-	if err != nil {
-		return err
-	}
-	defer out.Close()
 	// The spider's own injector: a spider with no feed, whose only job is InjectSeeds (no marker: StateDir is
 	// empty, so the same file can be added again on purpose).
 	scfg := spider.DefaultConfig()
 	scfg.StateDir = ""
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	s, err := spider.New(scfg, spider.Deps{Feed: noFeed{}, Log: out, Codec: c, Identity: id, Logger: log})
-	if err != nil {
-		return err
-	}
-	if err := s.InjectSeeds(ctx, file); err != nil {
+	if err := spider.InjectSeeds(ctx, scfg, spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: log}}, file); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "seeds of %s published on %s (see the log line above for counts and skipped lines)\n", file, cfg.Streams.SpiderLog.Topic)
 	return nil
 }
-
-// noFeed is the feed of the seed injector, which never reads one.
-type noFeed struct{}
-
-func (noFeed) Fetch(ctx context.Context, _ int) ([]bus.Message, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
-}
-func (noFeed) Commit(context.Context, []bus.Message) error { return nil }
-func (noFeed) Close() error                                { return nil }
 
 // controlCmd sends block, unblock, pause or resume on the control stream.
 func controlCmd(ctx context.Context, op string, args, environ []string, stdout, stderr io.Writer) error {
@@ -295,23 +275,14 @@ const topScan = 2000
 func (c *cluster) status(ctx context.Context, top int) (crawlstatus.Status, error) {
 	now := time.Now()
 	s := crawlstatus.Status{Mode: "cluster", Time: now}
-	g := c.kcfg.Groups
-	for _, sg := range []struct {
-		s bus.Stream
-		g string
-	}{
-		{bus.SpiderFeed, g.SpiderFeed},
-		{bus.SpiderLog, g.StrategyWorkerSpiderLog},
-		{bus.SpiderLog, g.DBWorkerSpiderLog},
-		{bus.ScoringLog, g.DBWorkerScoringLog},
-	} {
-		lags, err := c.b.Lag(ctx, sg.s, sg.g)
+	for _, sg := range bus.LagGroups() { // the stream/group pairs the topology declares
+		lags, err := c.b.Lag(ctx, sg.Stream, sg.Group)
 		if err != nil {
 			return s, err
 		}
-		for p := range c.b.Partitions(sg.s) {
-			s.Lags = append(s.Lags, crawlstatus.Lag{Stream: string(sg.s), Group: sg.g, Partition: p, Lag: lags[p]})
-			if sg.s == bus.SpiderFeed {
+		for p := range c.b.Partitions(sg.Stream) {
+			s.Lags = append(s.Lags, crawlstatus.Lag{Stream: string(sg.Stream), Group: sg.Group, Partition: p, Lag: lags[p]})
+			if sg.Stream == bus.SpiderFeed {
 				s.Totals.InFlight += lags[p]
 			}
 		}

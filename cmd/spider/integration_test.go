@@ -130,7 +130,7 @@ func TestSpiderOverKafka(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	lag, err := b.Lag(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed)
+	lag, err := b.Lag(ctx, bus.SpiderFeed, bus.GroupSpiderFeed)
 	if err != nil {
 		t.Fatal(err)
 	}

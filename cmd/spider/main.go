@@ -17,24 +17,17 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/internal/cli"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/spider/archive"
 	"github.com/frontiercrawl/frontier/warc"
 )
-
-// spiderOwners is the ownership group of the spiders of feed partition p (bus.Owner).
-func spiderOwners(p int) string { return fmt.Sprintf("%s-owners-%d", bus.GroupSpiderFeed, p) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,16 +62,10 @@ func run(ctx context.Context, env cli.Env) error {
 	}
 	defer b.Close()
 	env.Health.Add("kafka", b.Unreachable)
-	log, err := b.Producer(ctx, bus.SpiderLog, bus.Partitioner(partition.Fingerprint))
-	if err != nil {
-		return err
-	}
-	defer log.Close()
 	var hold spider.Holder
-
 	if ctl := cli.FollowControl(ctx, b, env, "spider"); ctl != nil {
 		defer ctl.Stop()
-		scores, err := b.Producer(ctx, bus.ScoringLog, bus.Partitioner(partition.Crc32Name))
+		scores, err := bus.OpenProducer(ctx, b, bus.ScoringLog)
 		if err != nil {
 			return err
 		}
@@ -89,11 +76,11 @@ func run(ctx context.Context, env cli.Env) error {
 	scfg := cfg.Spider
 	scfg.StatsInterval = cfg.StatsInterval
 	scfg.ShutdownTimeout = cfg.ShutdownTimeout
-	deps := spider.Deps{
-		Log: log, Codec: c, Identity: id,
+	deps := spider.RoleDeps{Bus: b, Deps: spider.Deps{
+		Codec: c, Identity: id,
 		Partition: env.PartitionID, Seeds: env.Seeds, Hold: hold,
 		Logger: env.Logger, Registerer: env.Registry,
-	}
+	}}
 	var wr *warc.Writer
 	if cfg.WARC.Dir != "" {
 		wcfg := cfg.WARC
@@ -105,62 +92,17 @@ func run(ctx context.Context, env cli.Env) error {
 		}
 		deps.Handler = &archive.Handler{W: wr}
 	}
-	env.Health.Set("startup", nil)
 	// One spider per feed partition: a second spider given the same --partition-id waits as a standby and
-	// takes over when the first dies (its feed position is the group's committed offset).
-	// The spider is built afresh each time the partition is (re)gained; its metrics replace the previous one's.
-	reg := &reRegisterer{Registerer: env.Registry}
-	err = b.Own(ctx, bus.SpiderFeed, spiderOwners(env.PartitionID), []int{env.PartitionID}, func(ctx context.Context, parts []int) error {
-		feed, err := b.Consumer(ctx, bus.SpiderFeed, kcfg.Groups.SpiderFeed, parts)
-		if err != nil {
-			return err
-		}
-		defer feed.Close()
-		d := deps
-		d.Feed = feed
-		reg.reset()
-		d.Registerer = reg
-		return spider.Run(ctx, scfg, d)
-	})
+	// takes over when the first dies (see spider.Role).
+	r, err := spider.NewRole(scfg, deps)
+	if err == nil {
+		env.Health.Set("startup", nil)
+		err = r.Run(ctx)
+	}
 	if wr != nil {
 		if cerr := wr.Close(); err == nil {
 			err = cerr
 		}
 	}
 	return err
-}
-
-// reRegisterer is a Registerer for a component that may be built more than once in a process: reset
-// unregisters what the previous one registered, so the next one's collectors take their place.
-type reRegisterer struct {
-	prometheus.Registerer
-	mu sync.Mutex
-	cs []prometheus.Collector
-}
-
-func (r *reRegisterer) Register(c prometheus.Collector) error {
-	if err := r.Registerer.Register(c); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	r.cs = append(r.cs, c)
-	r.mu.Unlock()
-	return nil
-}
-
-func (r *reRegisterer) MustRegister(cs ...prometheus.Collector) {
-	for _, c := range cs {
-		if err := r.Register(c); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func (r *reRegisterer) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.cs {
-		r.Registerer.Unregister(c)
-	}
-	r.cs = nil
 }

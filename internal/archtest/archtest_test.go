@@ -1,7 +1,8 @@
-// Package archtest enforces Frontier's dependency direction (STYLE.md (c) and C18): every package has a level,
-// a package imports only packages of lower levels (or its own parent, and the exceptions below), only bus/kafkabus
-// and hbase touch network clients, the core model imports nothing but the standard library, the identity layer
-// nothing but the standard library, the model and x/net, x/text, and the test helpers are imported only by tests.
+// Package archtest enforces Frontier's dependency direction (docs/architecture.md, "Package levels"): every
+// package has a level, a package imports only packages of lower levels (or its own parent, and the exceptions
+// below), only bus/kafkabus and hbase touch network clients, only bus/ imports a partitioner, the core model
+// imports nothing but the standard library, the identity layer nothing but the standard library, the model and
+// x/net, x/text, and the test helpers are imported only by tests.
 //
 // A package missing from the level table fails the test: adding a package means deciding where it sits.
 package archtest
@@ -37,7 +38,7 @@ var levels = map[string]int{
 	"embedded": 4, "configs": 4,
 	"urlfrontier": 4, "urlfrontier/urlfrontierpb": 1, // the URLFrontier gRPC service and its generated API
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
-	"internal/cli":    5, "cmd/*": 7, // STYLE.md puts both at L5; the mains sit one above the bootstrap they call,
+	"internal/cli":    5, "cmd/*": 7, // the bootstrap, and the mains one above the bootstrap they call,
 	"launch": 6, // and the importable roles (for mains built outside the module) between the two.
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
@@ -47,8 +48,14 @@ var levels = map[string]int{
 // testOnly packages may be imported only from _test.go files.
 var testOnly = []string{"frontiertest", "frontiertest/*"}
 
-// allowedSameLevel lists imports between packages of one level that the design allows.
-var allowedSameLevel = map[[2]string]bool{}
+// allowedSameLevel lists imports between packages of one level that the design allows: the bus declares each
+// stream's partitioner (bus/topology.go).
+var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true}
+
+// partitionUsers are the only packages whose non-test files may import package partition: the bus owns the
+// stream topology, so a role cannot pick a partitioner other than the one declared for a stream (which would
+// send a host's events to a worker that does not own it).
+var partitionUsers = []string{"bus", "bus/*", "partition"}
 
 // testOnlyExceptions may import a test-only package from non-test code: standalone's --demo serves the
 // synthetic web so that the quick start crawls something real without a network.
@@ -150,6 +157,8 @@ func TestViolationsAreFound(t *testing.T) {
 		{pkg{ImportPath: module, Imports: []string{"golang.org/x/net/idna"}}, "may import only the standard library"},
 		{pkg{ImportPath: module + "/identity", Imports: []string{"github.com/vmihailenco/msgpack/v5"}}, "may import only the standard library"},
 		{pkg{ImportPath: module + "/configs", Imports: []string{module + "/frontiertest/web"}}, "test-only package"},
+		{pkg{ImportPath: module + "/dbworker", Imports: []string{module + "/partition"}}, "the bus owns the topology"},
+		{pkg{ImportPath: module + "/cmd/spider", Imports: []string{module + "/partition"}}, "the bus owns the topology"},
 		{pkg{ImportPath: module + "/newthing"}, "has no level"},
 	} {
 		got := strings.Join(violations([]pkg{tc.p}), "\n")
@@ -157,10 +166,15 @@ func TestViolationsAreFound(t *testing.T) {
 			t.Errorf("%s importing %v: violations %q, want one containing %q", tc.p.ImportPath, tc.p.Imports, got, tc.want)
 		}
 	}
-	ok := pkg{ImportPath: module + "/hbase", Imports: []string{module + "/queue", module, "github.com/apache/thrift/lib/go/thrift"},
-		TestImports: []string{module + "/frontiertest/web"}}
-	if v := violations([]pkg{ok}); len(v) > 0 {
-		t.Errorf("allowed imports reported: %v", v)
+	for _, ok := range []pkg{
+		{ImportPath: module + "/hbase", Imports: []string{module + "/queue", module, "github.com/apache/thrift/lib/go/thrift"},
+			TestImports: []string{module + "/frontiertest/web"}},
+		{ImportPath: module + "/bus", Imports: []string{module + "/partition"}},
+		{ImportPath: module + "/spider", TestImports: []string{module + "/partition"}, XTestImports: []string{module + "/partition"}},
+	} {
+		if v := violations([]pkg{ok}); len(v) > 0 {
+			t.Errorf("allowed imports reported: %v", v)
+		}
 	}
 }
 
@@ -187,6 +201,9 @@ func violations(pkgs []pkg) []string {
 					}
 					if inTest {
 						continue // tests may wire any packages together
+					}
+					if to == "partition" && !matchAny(partitionUsers, from) {
+						errorf("%s imports partition: the bus owns the topology (bus/topology.go); open producers with bus.OpenProducer and compute partitions with bus.Partition", name(from))
 					}
 					switch {
 					case lt > lf:

@@ -7,11 +7,8 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 )
 
-// StreamGroup names a consumer group of a stream.
-type StreamGroup struct {
-	Stream bus.Stream
-	Group  string
-}
+// StreamGroup names a consumer group of a stream (bus.LagGroups lists the declared ones).
+type StreamGroup = bus.StreamGroup
 
 // ReportLags reads the lag of every pair every interval until the returned stop is called, so that the bus's
 // lag gauge (frontier_bus_lag_messages{stream,group,partition}) stays current for dashboards and alerts even
