@@ -11,8 +11,12 @@
 //     target of a 3xx answer, which the spider reports as a link carrying redirect_times).
 //
 // Flow control (DESIGN.md invariant 4): the batch generator runs at once when the scoring role queued
-// something and otherwise re-checks every Config.PollInterval, so a partition that becomes ready gets its batch
-// within that interval (Frontera slept 30 s). A partition whose spider is gone keeps its lag, so it stops
+// something or the links role read fetch outcomes, and otherwise re-checks every Config.PollInterval, so a
+// partition that becomes ready gets its batch within that interval (Frontera slept 30 s). Where this process
+// reads every outcome (the links role over the whole spider log), each host's share of a batch follows its
+// demand (flow.go, Config.Flow): enough requests to keep it busy for one round of the loop, sized by Little's
+// law from the measured time between its outcomes, less what it still has at the spider; elsewhere a host gets
+// Config.PerHost per batch. A partition whose spider is gone keeps its lag, so it stops
 // receiving batches, and its rows stay in the queue.
 //
 // Every consumer commits its offset only after the batch's effects are durable (queue or metadata written),
@@ -27,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,6 +72,9 @@ type Config struct {
 	PerHost int `mapstructure:"per_host"`
 	// MinHosts keeps a batch from being filled by a few hosts when more are queued (BC_MIN_HOSTS). Default 24.
 	MinHosts int `mapstructure:"min_hosts"`
+	// Flow sizes each host's share of a batch by its measured demand instead of PerHost (see flow.go), where
+	// this process reads every outcome (the links role over the whole spider log).
+	Flow FlowConfig `mapstructure:"flow"`
 	// LinksCache is how many fingerprints of recorded links the links role remembers, so that a link found
 	// again on another page is not read and written again: its record already holds its first-seen time
 	// (metadata.Merge keeps the first), and only a later spelling of the same URL is not stored. 0 records
@@ -97,7 +105,7 @@ type Config struct {
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	return Config{Roles: []string{RoleScoring, RoleBatches, RoleLinks}, BatchSize: 4096, FeedBatch: 8192,
-		PerHost: 4, MinHosts: 24, LinksCache: 500_000, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
+		PerHost: 4, MinHosts: 24, Flow: DefaultFlowConfig(), LinksCache: 500_000, PollInterval: 50 * time.Millisecond, ShutdownTimeout: 30 * time.Second}
 }
 
 // Validate reports every invalid value.
@@ -133,6 +141,9 @@ func (c Config) Validate() error {
 	if c.PollInterval <= 0 || c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("poll_interval = %v, shutdown_timeout = %v, want > 0", c.PollInterval, c.ShutdownTimeout))
 	}
+	for _, b := range c.Flow.validate() {
+		errs = append(errs, errors.New(b))
+	}
 	if c.BatchTimeout < 0 {
 		errs = append(errs, fmt.Errorf("batch_timeout = %v, want >= 0 (0: no bound)", c.BatchTimeout))
 	}
@@ -165,6 +176,8 @@ type Worker struct {
 	nFeed  int
 	last   map[int]int64 // batch generator only: the size of each partition's last batch (MaxLag 0)
 	onIdle func()        // test hook: called when the batch generator found nothing to do
+	flow   *flow         // nil without Config.Flow.Enabled or without both the batches and the links role
+	flowOn atomic.Bool   // the links role reads every spider-log partition, so flow sees every outcome
 	stats  stats
 }
 
@@ -194,8 +207,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 			return nil, fmt.Errorf("dbworker: partitions: %d is outside [0, %d) (the spider feed has %d partitions)", p, nFeed, nFeed)
 		}
 	}
-	return &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
-		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}, nil
+	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
+		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}
+	if cfg.Flow.Enabled && slices.Contains(cfg.Roles, RoleBatches) && slices.Contains(cfg.Roles, RoleLinks) {
+		w.flow = newFlow(cfg.Flow, cfg.PerHost)
+	}
+	return w, nil
 }
 
 // Run runs the configured roles until ctx ends (nil) or one fails (its error).
@@ -238,6 +255,10 @@ func (w *Worker) consume(ctx context.Context, stream bus.Stream, owners, group s
 // consumeWith is consume with a decode of its own (the links role notes each event's offset).
 func (w *Worker) consumeWith(ctx context.Context, stream bus.Stream, owners, group string, decode func(bus.Message) (frontier.Message, error), handle func(context.Context, []frontier.Message) error) error {
 	return bus.Own(ctx, w.deps.Bus, stream, owners, nil, func(ctx context.Context, parts []int) error {
+		if stream == bus.SpiderLog && w.flow != nil {
+			w.flowOn.Store(len(parts) == w.deps.Bus.Partitions(bus.SpiderLog))
+			defer w.flowOn.Store(false)
+		}
 		in, err := w.deps.Bus.Consumer(ctx, stream, group, parts)
 		if err != nil {
 			return fmt.Errorf("dbworker: open %s partitions %v: %w", stream, parts, err)
@@ -393,7 +414,8 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (i
 		if !w.ready(p, lag) {
 			continue
 		}
-		items, err := w.deps.Queue.Next(ctx, p, w.deps.Now().Unix(), queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts})
+		now := w.deps.Now()
+		items, err := w.deps.Queue.Next(ctx, p, now.Unix(), w.limits(now))
 		if err != nil {
 			return sent, fmt.Errorf("dbworker: next batch of partition %d: %w", p, err)
 		}
@@ -413,6 +435,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (i
 			dctx, cancelBatch = context.WithTimeout(dctx, w.cfg.BatchTimeout)
 			defer cancelBatch()
 		}
+		w.flowSent(now, items) // before the spider can report an outcome of them
 		err = out.Send(dctx, msgs...)
 		if err == nil {
 			err = w.deps.Queue.Ack(dctx, items)
@@ -437,6 +460,9 @@ func (w *Worker) ready(p int, lag int64) bool {
 	if w.cfg.MaxLag > 0 {
 		return lag < w.cfg.MaxLag
 	}
+	if w.flowActive() {
+		return lag < flowMaxLag(w.cfg.FeedBatch) // the hosts' caps bound what the spider holds
+	}
 	return lag == 0 || lag < w.last[p]
 }
 
@@ -454,6 +480,7 @@ func (w *Worker) runLinks(ctx context.Context) error {
 	return w.consumeWith(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, decode, func(ctx context.Context, events []frontier.Message) error {
 		pos := at
 		at = nil
+		w.outcomes(events)
 		now := w.deps.Now().Unix()
 		var pages []metadata.Page
 		var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored

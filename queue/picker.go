@@ -28,7 +28,8 @@ func Check(it *Item) error {
 // Picker builds one Next batch from due candidates offered best first. It applies Limits the same way in every
 // implementation:
 //
-//   - a candidate whose host already has PerHost items is skipped (it stays queued);
+//   - a candidate whose host already has PerHost items (HostCap(host) when HostCap is set) is skipped (it stays
+//     queued);
 //   - until Max items are taken, every other candidate is taken;
 //   - once Max items are taken but fewer than min(MinHosts, Max) hosts are represented, a candidate of a new host
 //     replaces the worst taken item of a host that has more than one, so the batch spreads over more hosts
@@ -40,6 +41,7 @@ type Picker struct {
 	lim     Limits
 	items   []Item
 	perHost map[string]int
+	caps    map[string]int // Limits.HostCap's answers, asked once per host
 }
 
 // NewPicker returns a Picker for one Next call.
@@ -55,7 +57,19 @@ func (p *Picker) full() bool { return len(p.items) >= p.lim.Max }
 // skip the rest of a host's group when Wants is false.
 func (p *Picker) Wants(host string) bool {
 	n := p.perHost[host]
-	if p.lim.PerHost > 0 && n >= p.lim.PerHost {
+	if p.lim.HostCap != nil {
+		c, ok := p.caps[host]
+		if !ok {
+			c = p.lim.HostCap(host)
+			if p.caps == nil {
+				p.caps = make(map[string]int)
+			}
+			p.caps[host] = c
+		}
+		if n >= c {
+			return false
+		}
+	} else if p.lim.PerHost > 0 && n >= p.lim.PerHost {
 		return false
 	}
 	if p.full() {

@@ -41,6 +41,10 @@ type Limits struct {
 	Max      int // at most this many items
 	PerHost  int // at most this many items of one host; 0 = no cap
 	MinHosts int // keep scanning past the best rows until this many hosts are represented, if the queue has them
+	// HostCap, when set, is the cap of each host in this batch instead of PerHost: the DB worker's flow control
+	// gives each host what its queue at the spider lacks (dbworker/flow.go). 0 leaves the host out of the
+	// batch; its rows stay queued. It is called at most once per host and Next call.
+	HostCap func(host string) int
 }
 
 // Queue is safe for concurrent use.

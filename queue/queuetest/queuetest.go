@@ -73,6 +73,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue, opts ...Option) 
 		{"PartitionsIsolated", testPartitions},
 		{"PerHostCapKeepsSkipped", testPerHostCap},
 		{"MinHosts", testMinHosts},
+		{"HostCap", testHostCap},
 		{"NothingRemovedUntilAck", testNoRemoveUntilAck},
 		{"AckWrongPartition", testAckWrongPartition},
 		{"NotBefore", testNotBefore},
@@ -629,5 +630,34 @@ func testScheduleDuringNext(t *testing.T, q queue.Queue) {
 	}
 	if got := next(t, q, 0, 0, all); int64(len(got)) != n {
 		t.Fatalf("Count says %d rows, Next finds %d", n, len(got))
+	}
+}
+
+// testHostCap: Limits.HostCap gives each host its own cap (0 leaves it out) in place of PerHost, and the rows it
+// skipped stay queued.
+func testHostCap(t *testing.T, q queue.Queue) {
+	for n := range 10 {
+		schedule(t, q, Item(0, "a.example", n, 0.9-float64(n)*0.01), Item(0, "b.example", n, 0.5-float64(n)*0.01),
+			Item(0, "c.example", n, 0.7-float64(n)*0.01))
+	}
+	caps := map[string]int{"a.example": 7, "b.example": 2, "c.example": 0}
+	asked := map[string]int{}
+	lim := queue.Limits{Max: 100, PerHost: 1, HostCap: func(h string) int { asked[h]++; return caps[h] }}
+	got := next(t, q, 0, 0, lim)
+	h := hosts(got)
+	if len(got) != 9 || h["a.example"] != 7 || h["b.example"] != 2 || h["c.example"] != 0 {
+		t.Fatalf("Next with caps %v = %v, want 7 of a, 2 of b, none of c", caps, urls(got))
+	}
+	for host, n := range asked {
+		if n > 1 {
+			t.Errorf("HostCap(%s) asked %d times in one Next, want once", host, n)
+		}
+	}
+	count(t, q, 0, 30)
+	ack(t, q, got)
+	count(t, q, 0, 21)
+	caps = map[string]int{"a.example": 100, "b.example": 100, "c.example": 100}
+	if got := next(t, q, 0, 0, lim); len(got) != 21 {
+		t.Fatalf("Next with room for all = %d items, want the 21 left", len(got))
 	}
 }

@@ -1,0 +1,273 @@
+package dbworker
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/queue"
+)
+
+// Per-host flow control (issue 21). A fixed cap per host and batch (PerHost) starves the fast hosts and floods
+// the slow ones: a host that answers in 1 ms without delay empties its four requests in a few milliseconds and
+// waits for the next round, while a host at a 1 s delay gets four more every round and piles them up in the
+// spider, whose pending bound then stops it from reading the feed at all. So the batch generator gives each host
+// what its queue at the spider lacks to last one round of the loop:
+//
+//	depth(host) = clamp(ceil(Headroom × Round / interval(host)) + 1, MinDepth, MaxDepth)
+//	cap(host)   = depth(host) − outstanding(host)
+//
+// That is Little's law (requests held = throughput × time they must last) with the host's throughput
+// 1/interval: interval is the time between two of the host's fetch outcomes while it had more requests waiting,
+// which is its service time, politeness delay, Crawl-delay or back-off, whichever rules it; Round is how long
+// the loop takes to refill a host (a poll of the batch generator, the spider's report and commit, the feed's
+// delivery). A host answering in 1 ms without delay gets hundreds of requests; one at a 1 s delay two or three;
+// a host not measured yet gets PerHost. outstanding counts the requests sent to the spider whose outcome the
+// spider log has not shown yet.
+//
+// The measurements are the spider log's own events (page_crawled, request_error), which the links role reads,
+// timed when it reads them: no field is added to the messages, so Frontera's spiders and workers interoperate
+// unchanged. The flow runs only where those events are complete: when this process runs the links role over
+// every spider-log partition (the standalone mode, or one DB worker with all roles). Otherwise the batch
+// generator keeps the fixed PerHost cap.
+
+// FlowConfig sizes the per-host depths (see the sizing rule above).
+type FlowConfig struct {
+	// Enabled turns flow control on where it can run (see above). Default true.
+	Enabled bool `mapstructure:"enabled"`
+	// Round is how long a host's requests at the spider must last: the loop's refill time. Default 200ms.
+	Round time.Duration `mapstructure:"round"`
+	// Headroom multiplies the depth, for jitter in the host's answers and the loop. Default 1.5.
+	Headroom float64 `mapstructure:"headroom"`
+	// MinDepth and MaxDepth bound a host's depth. Default 2 and 512.
+	MinDepth int `mapstructure:"min_depth"`
+	MaxDepth int `mapstructure:"max_depth"`
+	// Expire forgets a host's outstanding requests when none of its outcomes came for this long (a request
+	// the spider held back for a blocked host, a spider that died), so that the host is fed again. Default 5m.
+	Expire time.Duration `mapstructure:"expire"`
+}
+
+// DefaultFlowConfig returns the defaults documented on FlowConfig.
+func DefaultFlowConfig() FlowConfig {
+	return FlowConfig{Enabled: true, Round: 200 * time.Millisecond, Headroom: 1.5, MinDepth: 2, MaxDepth: 512, Expire: 5 * time.Minute}
+}
+
+func (c FlowConfig) validate() []string {
+	var bad []string
+	if !c.Enabled {
+		return nil
+	}
+	if c.Round <= 0 || c.Expire <= 0 {
+		bad = append(bad, "flow.round and flow.expire must be > 0")
+	}
+	if c.Headroom < 1 || math.IsNaN(c.Headroom) {
+		bad = append(bad, "flow.headroom must be >= 1")
+	}
+	if c.MinDepth < 1 || c.MaxDepth < c.MinDepth {
+		bad = append(bad, "flow: want 1 <= min_depth <= max_depth")
+	}
+	return bad
+}
+
+// depth is the sizing rule: how many requests a host whose outcomes come every interval needs at the spider to
+// stay busy for round, with headroom, within [lo, hi].
+func depth(interval, round time.Duration, headroom float64, lo, hi int) int {
+	if interval <= 0 {
+		return hi
+	}
+	n := math.Ceil(headroom*float64(round)/float64(interval)) + 1
+	if n > float64(hi) {
+		return hi
+	}
+	return max(int(n), lo)
+}
+
+// flowWindow is how many busy gaps a host's interval averages over before older ones count for half.
+const flowWindow = 64
+
+// hostFlow is what the flow knows of one host.
+type hostFlow struct {
+	outstanding int       // requests sent whose outcome has not been read
+	last        time.Time // the last outcome, or the last send when outstanding went from 0 to more
+	busy        bool      // last is a time since which the host had requests at the spider without a pause
+	gaps        float64   // seconds between outcomes while busy, summed (decayed past flowWindow)
+	n           float64   // the gaps summed
+}
+
+// interval is the host's measured time between outcomes, or 0 when not measured yet.
+func (h *hostFlow) interval() time.Duration {
+	if h.n < 2 {
+		return 0
+	}
+	return time.Duration(h.gaps / h.n * float64(time.Second))
+}
+
+// flow is the per-host flow control of one DB worker: the batch generator asks it for caps and tells it what it
+// sent; the links role tells it the outcomes. Safe for concurrent use.
+type flow struct {
+	cfg     FlowConfig
+	perHost int // the cap of a host not measured yet
+	mu      sync.Mutex
+	hosts   map[string]*hostFlow
+	swept   time.Time
+}
+
+func newFlow(cfg FlowConfig, perHost int) *flow {
+	if perHost <= 0 {
+		perHost = cfg.MaxDepth
+	}
+	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{}}
+}
+
+// caps returns the HostCap function of one batch at now.
+func (f *flow) caps(now time.Time) func(host string) int {
+	return func(host string) int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		h := f.hosts[host]
+		if h == nil {
+			return f.perHost
+		}
+		if h.outstanding > 0 && now.Sub(h.last) > f.cfg.Expire {
+			h.outstanding, h.busy = 0, false
+		}
+		d := f.perHost
+		if iv := h.interval(); iv > 0 {
+			d = depth(iv, f.cfg.Round, f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
+		}
+		return max(d-h.outstanding, 0)
+	}
+}
+
+// depthOf returns the host's depth now (for tests and the stats).
+func (f *flow) depthOf(host string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.hosts[host]; h != nil {
+		if iv := h.interval(); iv > 0 {
+			return depth(iv, f.cfg.Round, f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
+		}
+	}
+	return f.perHost
+}
+
+// sent records requests put on the feed, per host.
+func (f *flow) sent(now time.Time, perHost map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for host, n := range perHost {
+		h := f.hosts[host]
+		if h == nil {
+			h = &hostFlow{}
+			f.hosts[host] = h
+		}
+		if h.outstanding == 0 {
+			h.last, h.busy = now, false // the time the host waited for these is no measure of it
+		}
+		h.outstanding += n
+	}
+	f.sweep(now)
+}
+
+// done records one outcome of host read at now.
+func (f *flow) done(now time.Time, host string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hosts[host]
+	if h == nil || h.outstanding == 0 {
+		return // not sent by this process (a restart, a seed's robots), or expired: nothing to measure
+	}
+	if h.busy {
+		h.gaps += now.Sub(h.last).Seconds()
+		h.n++
+		if h.n > flowWindow {
+			h.gaps, h.n = h.gaps/2, h.n/2
+		}
+	}
+	h.outstanding--
+	h.last = now
+	h.busy = h.outstanding > 0
+}
+
+// sweep forgets, once a minute, the hosts with nothing outstanding for longer than Expire, so the map holds
+// the hosts being crawled, not every host ever crawled. f.mu is held.
+func (f *flow) sweep(now time.Time) {
+	if now.Sub(f.swept) < time.Minute {
+		return
+	}
+	f.swept = now
+	for name, h := range f.hosts {
+		if h.outstanding == 0 && now.Sub(h.last) > f.cfg.Expire {
+			delete(f.hosts, name)
+		}
+	}
+}
+
+// outcomeHost returns the host of a spider-log event that ends a fetch of a feed request (page_crawled,
+// request_error), or "".
+func outcomeHost(e frontier.Message) string {
+	switch e := e.(type) {
+	case *frontier.PageCrawled:
+		if e.Response != nil && e.Response.Request != nil {
+			return e.Response.Request.Hostname()
+		}
+	case *frontier.RequestError:
+		if e.Request != nil {
+			return e.Request.Hostname()
+		}
+	}
+	return ""
+}
+
+// flowActive reports whether the batch generator sizes hosts by the flow: it is on, and the links role of this
+// process reads every spider-log partition.
+func (w *Worker) flowActive() bool { return w.flow != nil && w.flowOn.Load() }
+
+// flowMaxLag is the feed lag under which a partition gets a batch while the flow runs: the per-host caps bound
+// what the spider holds, and the feed's committed offset stops at the oldest request still running (a slow
+// host's), so the lag overstates the work waiting; this bound only stops a partition whose spider is gone.
+func flowMaxLag(feedBatch int) int64 { return 2 * int64(feedBatch) }
+
+// limits shapes the next batch: per-host caps from the flow when it runs, else PerHost.
+func (w *Worker) limits(now time.Time) queue.Limits {
+	lim := queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts}
+	if w.flowActive() {
+		lim.HostCap = w.flow.caps(now)
+	}
+	return lim
+}
+
+// flowSent tells the flow what a batch sends, per host (also before the links role owns the spider log, so
+// that the flow knows what is outstanding once it runs).
+func (w *Worker) flowSent(now time.Time, items []queue.Item) {
+	if w.flow == nil {
+		return
+	}
+	per := make(map[string]int)
+	for _, it := range items {
+		per[it.Host]++
+	}
+	w.flow.sent(now, per)
+}
+
+// outcomes tells the flow the fetch outcomes among the spider-log events the links role read, and wakes the
+// batch generator: the hosts they came from have room.
+func (w *Worker) outcomes(events []frontier.Message) {
+	if w.flow == nil {
+		return
+	}
+	now, n := w.deps.Now(), 0
+	for _, e := range events {
+		if h := outcomeHost(e); h != "" {
+			w.flow.done(now, h)
+			n++
+		}
+	}
+	if n > 0 && w.flowActive() {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package dbworker
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/partition"
+)
+
+// TestDepth is the sizing rule: Little's law over one round, with headroom, within bounds.
+func TestDepth(t *testing.T) {
+	const round = 200 * time.Millisecond
+	tests := []struct {
+		name     string
+		interval time.Duration
+		want     int
+	}{
+		{"1 ms host without delay: hundreds", time.Millisecond, 301},
+		{"100 µs: capped", 100 * time.Microsecond, 512},
+		{"50 ms latency without delay", 50 * time.Millisecond, 7},
+		{"500 ms latency", 500 * time.Millisecond, 2},
+		{"1 s delay: two", time.Second, 2},
+		{"a 10 s Crawl-delay: the minimum", 10 * time.Second, 2},
+		{"not measured (0): the maximum", 0, 512},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := depth(tc.interval, round, 1.5, 2, 512); got != tc.want {
+				t.Errorf("depth(%v, %v) = %d, want %d", tc.interval, round, got, tc.want)
+			}
+		})
+	}
+	if got := depth(time.Second, 2*time.Second, 1.5, 2, 512); got != 4 {
+		t.Errorf("1 s host, 2 s round: %d, want 4 (ceil(3)+1)", got)
+	}
+}
+
+// TestFlowAccounting: the caps follow what is outstanding and the measured interval; the time a host waited
+// with nothing outstanding is not measured; outcomes of requests not sent here are ignored; expiry frees a host.
+func TestFlowAccounting(t *testing.T) {
+	f := newFlow(DefaultFlowConfig(), 4)
+	t0 := time.Unix(1000, 0)
+	caps := func(at time.Time, host string) int { return f.caps(at)(host) }
+	type step struct {
+		name     string
+		at       time.Duration // since t0
+		sent     int           // requests of host a sent at this step
+		done     int           // outcomes of host a read at this step, 1 ms apart after at
+		wantCap  int
+		wantOuts int
+	}
+	steps := []step{
+		{name: "unknown host: PerHost", wantCap: 4},
+		{name: "four sent: no room", sent: 4, wantCap: 0, wantOuts: 4},
+		{name: "first outcome after a wait: not measured", at: time.Second, done: 1, wantCap: 1, wantOuts: 3},
+		// Three more outcomes 1 ms apart while busy: interval 1 ms, depth 301.
+		{name: "busy outcomes 1 ms apart: hundreds", at: time.Second + time.Millisecond, done: 3, wantCap: 301, wantOuts: 0},
+		{name: "sent 301: none left", at: 2 * time.Second, sent: 301, wantCap: 0, wantOuts: 301},
+		{name: "after expiry: room again", at: 2*time.Second + DefaultFlowConfig().Expire + time.Second, wantCap: 301},
+	}
+	out := 0
+	for _, s := range steps {
+		now := t0.Add(s.at)
+		if s.sent > 0 {
+			f.sent(now, map[string]int{"a": s.sent})
+			out += s.sent
+		}
+		for i := range s.done {
+			f.done(now.Add(time.Duration(i+1)*time.Millisecond), "a")
+		}
+		if got := caps(now.Add(10*time.Millisecond), "a"); got != s.wantCap {
+			t.Fatalf("%s: cap %d, want %d", s.name, got, s.wantCap)
+		}
+		if s.wantOuts > 0 {
+			if got := f.hosts["a"].outstanding; got != s.wantOuts {
+				t.Fatalf("%s: outstanding %d, want %d", s.name, got, s.wantOuts)
+			}
+		}
+	}
+	f.done(t0, "b") // never sent here
+	if _, ok := f.hosts["b"]; ok {
+		t.Error("an outcome of a host never sent created it")
+	}
+	if d := f.depthOf("b"); d != 4 {
+		t.Errorf("depth of an unknown host %d, want PerHost 4", d)
+	}
+}
+
+// TestFlowSlowHost: a host whose outcomes come a second apart keeps two requests at the spider, however many
+// rounds pass.
+func TestFlowSlowHost(t *testing.T) {
+	f := newFlow(DefaultFlowConfig(), 4)
+	now := time.Unix(1000, 0)
+	f.sent(now, map[string]int{"slow": 4})
+	for range 8 {
+		now = now.Add(time.Second)
+		f.done(now, "slow")
+		if c := f.caps(now)("slow"); c > 0 {
+			f.sent(now, map[string]int{"slow": c})
+		}
+	}
+	if d, o := f.depthOf("slow"), f.hosts["slow"].outstanding; d != 2 || o != 2 {
+		t.Errorf("depth %d, outstanding %d; want 2 and 2", d, o)
+	}
+}
+
+func TestFlowConfigValidate(t *testing.T) {
+	for _, mod := range []func(*FlowConfig){
+		func(c *FlowConfig) { c.Round = 0 },
+		func(c *FlowConfig) { c.Headroom = 0.5 },
+		func(c *FlowConfig) { c.MinDepth = 0 },
+		func(c *FlowConfig) { c.MaxDepth = 1 },
+	} {
+		cfg := DefaultConfig()
+		mod(&cfg.Flow)
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("%+v: valid", cfg.Flow)
+		}
+		cfg.Flow.Enabled = false
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("disabled %+v: %v", cfg.Flow, err)
+		}
+	}
+}
+
+// TestFlowWorker: with every role in one process, a host gets PerHost requests, then nothing more until the
+// spider log shows their outcomes, whatever the feed's lag; then it gets more.
+func TestFlowWorker(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PerHost, cfg.MinHosts = 3, 0
+	r := start(t, cfg)
+	host := "h.test"
+	p := partition.Crc32Name([]byte(host), 2)
+	var msgs []frontier.Message
+	for i := range 20 {
+		msgs = append(msgs, &frontier.UpdateScore{Request: req(fmt.Sprintf("http://h.test/%d", i), host), Score: 0.5, Schedule: true})
+	}
+	r.send(t, bus.ScoringLog, msgs...)
+	got := r.feed(t, p, 3)
+	waitFor(t, "the flow to run", r.w.flowActive)
+	waitFor(t, "17 to stay queued", func() bool { n, _ := r.queue.Count(t.Context(), p); return n == 17 })
+	time.Sleep(3 * cfg.PollInterval)
+	if n, _ := r.queue.Count(t.Context(), p); n != 17 {
+		t.Fatalf("%d queued after the first batch, want 17: the host's 3 are outstanding", n)
+	}
+	var outcomes []frontier.Message
+	for _, rq := range got {
+		outcomes = append(outcomes, &frontier.PageCrawled{Response: &frontier.Response{URL: rq.URL, Status: 200, Request: rq}})
+	}
+	r.send(t, bus.SpiderLog, outcomes...)
+	waitFor(t, "more for the host once its outcomes are read", func() bool { n, _ := r.queue.Count(t.Context(), p); return n < 17 })
+}
