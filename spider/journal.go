@@ -19,7 +19,8 @@ import (
 // spider keeps a journal of the feed offsets it has reported: after each report it appends their offsets to
 // StateDir/spider-feed-P.journal (one write, no fsync: a killed process loses nothing it wrote to the OS), so
 // a restart after kill -9 skips every request whose outcome is on the spider log and fetches again only those
-// that were in flight. Without one, the reported offsets are saved on a clean stop only (spider-feed-P.json),
+// that were in flight. A response handler that is a Flusher (the WARC archive) is flushed before each append,
+// so a journaled page is in the archive. Without one, the reported offsets are saved on a clean stop only (spider-feed-P.json),
 // and a kill -9 fetches again everything reported since the last feed commit (Config.CommitInterval).
 type DurableProducer interface {
 	Durable() bool
@@ -173,7 +174,9 @@ func (s *Spider) compactJournal(after int64) error {
 	return nil
 }
 
-// reported marks the outcomes of batch done and, with a journal, appends their offsets in one write.
+// reported marks the outcomes of batch done and, with a journal, appends their offsets in one write. What the
+// response handler stored for them (WARC records) is made durable first (Flusher), once per batch: a journaled
+// offset is never fetched again, so its page must already be in the archive when the offset is journaled.
 func (s *Spider) reported(batch []*outcome) {
 	j := s.journal
 	if j == nil {
@@ -182,6 +185,10 @@ func (s *Spider) reported(batch []*outcome) {
 		}
 		return
 	}
+	var flushErr error
+	if f, ok := s.deps.Handler.(Flusher); ok {
+		flushErr = f.Flush()
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.buf = j.buf[:0]
@@ -189,6 +196,12 @@ func (s *Spider) reported(batch []*outcome) {
 		s.tracker.done(o.entry)
 		j.buf = strconv.AppendInt(j.buf, o.entry.msg.Offset, 10)
 		j.buf = append(j.buf, '\n')
+	}
+	if flushErr != nil {
+		// Not journaled: after a crash these requests are fetched (and archived) again. The commit flushes too
+		// and fails the same way, so the feed offset stays before them.
+		s.log.Warn("response handler flush failed; these requests are not journaled", "requests", len(batch), "err", flushErr)
+		return
 	}
 	if j.f == nil {
 		return

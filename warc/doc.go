@@ -31,12 +31,22 @@
 // finished, so a file without the suffix is complete. Before a write, a file that has reached
 // Config.MaxFileSize is finished and a new one opened; a file can exceed the limit by one call's records.
 //
+// A Writer killed before Close leaves its file with the ".open" suffix, which WARC tools skip. New recovers
+// such files of its own prefix and host name (RecoverFile): it keeps the longest prefix of whole records (each
+// a complete gzip member, CRC checked, holding one record that parses: WholeRecords), cuts the torn tail,
+// syncs, and renames the file to its final name; a file with no whole record is removed. A Writer holds an
+// advisory lock (flock) on the file it writes, so a second Writer starting in the same directory with the same
+// host name leaves a live writer's file alone; the lock dies with the process, so a killed writer's file is
+// recovered.
+//
 // # Concurrency and durability
 //
 // A Writer is safe for concurrent use. Each call digests and compresses its records in the calling goroutine
 // and then appends them under a lock, so fetchers writing in parallel use several cores, and the records of
 // one call are contiguous. Writes go through a buffer: Flush writes it out and fsyncs the file, so call Flush
-// before committing the feed offsets of what was archived (DESIGN.md invariant 2). Close flushes, syncs,
+// before committing or journaling the feed offsets of what was archived (DESIGN.md invariant 2): the spider
+// flushes once per spider-log report batch before it journals the batch's offsets (spider/journal.go), and
+// before every feed commit, so the cost is one fsync per batch, not per record. Close flushes, syncs,
 // closes and renames the last file; the owner of the Writer must call it. An I/O error is sticky: every later
 // call returns it, and the damaged file keeps its ".open" name.
 //

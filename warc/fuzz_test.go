@@ -100,3 +100,37 @@ func FuzzWriteRecord(f *testing.F) {
 }
 
 func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+
+// FuzzWholeRecords feeds arbitrary bytes, and cuts of a real file, to the recovery reader: the prefix it keeps
+// must read back as exactly the records it counted, and it must never panic or keep more than it was given.
+func FuzzWholeRecords(f *testing.F) {
+	whole := writtenFile(f, 2)
+	f.Add(whole)
+	f.Add(whole[:len(whole)-5])
+	f.Add(whole[:len(whole)/2])
+	f.Add([]byte{})
+	f.Add([]byte("\x1f\x8b"))
+	f.Add(append(bytes.Clone(whole), 0x1f, 0x8b, 8, 0))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		end, n, err := wholeRecords(bytes.NewReader(data), 1<<20) // a small MaxBlock: no gzip bomb of a GiB
+
+		if err != nil {
+			t.Fatalf("a bytes.Reader does not fail, yet: %v", err)
+		}
+		if end < 0 || end > int64(len(data)) || (n == 0) != (end == 0) {
+			t.Fatalf("end %d, %d records, for %d bytes", end, n, len(data))
+		}
+		r := NewReader(bytes.NewReader(data[:end]))
+		r.MaxBlock = 1 << 20
+		for i := range n {
+			if _, err := r.Next(); err != nil {
+				t.Fatalf("record %d of the kept prefix: %v", i, err)
+			}
+		}
+		if n > 0 {
+			if _, err := r.Next(); err != io.EOF {
+				t.Fatalf("the kept prefix holds more than %d records: %v", n, err)
+			}
+		}
+	})
+}

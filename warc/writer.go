@@ -35,7 +35,7 @@ type Writer struct {
 
 	gz sync.Pool // *gzip.Writer
 
-	records, written, raw atomic.Int64
+	records, written, raw, recovered atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -53,8 +53,8 @@ type Writer struct {
 // OpenSuffix ends the name of the file being written; Close and rotation rename it away.
 const OpenSuffix = ".open"
 
-// New checks cfg, creates cfg.Dir, and returns a Writer. The first file is opened by the first write. log may
-// be nil.
+// New checks cfg, creates cfg.Dir, recovers the files a killed Writer of the same prefix and host name left
+// open there (RecoverFile), and returns a Writer. The first file is opened by the first write. log may be nil.
 func New(cfg Config, log *slog.Logger) (*Writer, error) {
 	if cfg.Hostname == "" {
 		h, err := os.Hostname()
@@ -73,6 +73,10 @@ func New(cfg Config, log *slog.Logger) (*Writer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Writer{cfg: cfg, log: log, now: time.Now, host: safeHost(cfg.Hostname)}
+	// Files a killed writer of this prefix and host name left open are finished first (see RecoverFile).
+	if err := w.recoverDir(); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -233,6 +237,10 @@ func (w *Writer) openLocked() error {
 		if err != nil {
 			return fmt.Errorf("warc: create file: %w", err)
 		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			return err
+		}
 		w.mu.f, w.mu.name, w.mu.size = f, name, 0
 		w.mu.bw = bufio.NewWriterSize(f, 256<<10)
 		break
@@ -367,11 +375,12 @@ type Stats struct {
 	Records           int64 // records written, warcinfo included
 	Bytes             int64 // compressed bytes written
 	UncompressedBytes int64 // bytes of the records before compression
+	Recovered         int64 // files a killed writer left open that New finished
 }
 
 // Stats returns the counters.
 func (w *Writer) Stats() Stats {
-	return Stats{Records: w.records.Load(), Bytes: w.written.Load(), UncompressedBytes: w.raw.Load()}
+	return Stats{Records: w.records.Load(), Bytes: w.written.Load(), UncompressedBytes: w.raw.Load(), Recovered: w.recovered.Load()}
 }
 
 var _ io.Closer = (*Writer)(nil)
