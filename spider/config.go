@@ -36,6 +36,16 @@ type Config struct {
 	// MaxBodyBytes is the most decoded body bytes kept of one response; a longer body is truncated there and the
 	// page marked (meta "frontier_truncated"). Default 8 MiB.
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
+	// BodyBudgetBytes bounds the response-body bytes one spider holds in memory over all its fetches (a semaphore on
+	// bytes): a fetch reserves what it keeps before keeping it and gives it back once the outcome is reported,
+	// so peak memory follows this setting, not the web (1,000 hosts each serving a 15 MB page at once would
+	// otherwise hold up to MaxBodyBytes each). Default 64 MiB.
+	BodyBudgetBytes int64 `mapstructure:"body_budget_bytes"`
+	// SpillBytes is the most body bytes one fetch keeps in memory while it reads: past it (or when the budget
+	// has no room) the body goes to a temporary file, unlinked at once, in StateDir (the system's temporary
+	// directory when StateDir is ""), and comes back into memory, under the budget, only to be parsed and
+	// handed to the handler. Default 64 KiB (Heritrix keeps 64 KB per fetch in memory and spills the rest).
+	SpillBytes int64 `mapstructure:"spill_bytes"`
 	// MaxRedirects is the longest redirect chain: the hop that would make it longer is reported as
 	// TooManyRedirects. Default 20 (Scrapy's REDIRECT_MAX_TIMES).
 	MaxRedirects int `mapstructure:"max_redirects"`
@@ -103,6 +113,8 @@ func DefaultConfig() Config {
 		ConnectTimeout:  10 * time.Second,
 		RequestTimeout:  60 * time.Second,
 		MaxBodyBytes:    8 << 20,
+		BodyBudgetBytes: 64 << 20,
+		SpillBytes:      64 << 10,
 		MaxRedirects:    20,
 		HostFailures:    3,
 		HostBackoff:     5 * time.Second,
@@ -157,6 +169,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		bad("max_body_bytes", "%d, want > 0", c.MaxBodyBytes)
+	}
+	if c.BodyBudgetBytes <= 0 {
+		bad("body_budget_bytes", "%d, want > 0", c.BodyBudgetBytes)
+	}
+	if c.SpillBytes <= 0 {
+		bad("spill_bytes", "%d, want > 0", c.SpillBytes)
 	}
 	if c.HostFailures < 0 {
 		bad("host_failures", "%d, want >= 0", c.HostFailures)

@@ -101,6 +101,18 @@
 // application/xhtml+xml bodies are parsed for links (spider/links); a PDF is fetched and reported but not
 // parsed.
 //
+// # Memory
+//
+// Response bodies are the one thing whose size the web decides, so they are held under a budget
+// (Config.BodyBudgetBytes, a semaphore counted in bytes, default 64 MiB per spider): a fetch keeps at most
+// Config.SpillBytes (64 KiB) of its body in memory while reading, reserved from the budget in 16 KiB steps, and
+// writes the rest to a temporary file (unlinked at once, in StateDir/spill); a fetch that holds part of the
+// budget never waits for more (it spills instead), so the budget cannot deadlock. A spilled body comes back
+// into memory only to be parsed, digested and handed to the handler, after reserving its whole size, and the
+// reservation ends when the outcome is queued for the spider log. So 1,000 hosts each serving a 15 MB page hold
+// at most the budget in memory, not 1,000 × MaxBodyBytes. Metrics: frontier_spider_body_bytes_in_memory(_max),
+// frontier_spider_body_spills_total.
+//
 // # Seeds
 //
 // With Deps.Seeds the spider first publishes the seed file as add_seeds (see InjectSeeds for the format and

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type fetcher struct {
 	cfg    Config
 	client *http.Client
 	follow bool
+	// budget bounds the body bytes in memory over all fetches (nil: no budget, bodies in memory); bodies past
+	// cfg.SpillBytes, or refused by the budget, go to a temporary file in spillDir.
+	budget   *byteBudget
+	spillDir string
 }
 
 func newTransport(cfg Config, deps Deps) *http.Transport {
@@ -140,13 +145,14 @@ func (f *fetcher) fetch(ctx context.Context, req *frontier.Request, u *url.URL, 
 		}
 		out.URL, out.Status, out.Proto, out.Header = u.String(), resp.StatusCode, resp.Proto, resp.Header
 		out.RequestHeader, out.Method, out.RemoteAddr = hreq.Header, method, remote
-		err = f.readBody(resp, out)
+		head, err := f.readBody(ctx, resp, out)
 		resp.Body.Close()
 		out.End = time.Now()
 		if err != nil {
+			out.releaseBody()
 			return out, err
 		}
-		out.ContentType, out.HTML = contentType(resp.Header.Get("Content-Type"), out.Body)
+		out.ContentType, out.HTML = contentType(resp.Header.Get("Content-Type"), head)
 		return out, nil
 	}
 }
@@ -226,8 +232,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readBody reads and decodes the body into out.Body, keeping at most MaxBodyBytes decoded bytes.
-func (f *fetcher) readBody(resp *http.Response, out *Fetched) error {
+// readBody reads and decodes the body, keeping at most MaxBodyBytes decoded bytes: in out.Body, or, with a
+// budget, in out.Body up to the spill threshold and in a spill file past it (see bodyBuffer). It returns the
+// body's first bytes for content sniffing.
+func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetched) ([]byte, error) {
 	wire := &countingReader{r: resp.Body}
 	var dec io.Reader = wire
 	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
@@ -235,9 +243,9 @@ func (f *fetcher) readBody(resp *http.Response, out *Fetched) error {
 		zr, err := gzip.NewReader(wire)
 		if err != nil {
 			if errors.Is(err, io.EOF) { // empty body
-				return nil
+				return nil, nil
 			}
-			return named(ErrNameDecoding, fmt.Errorf("gzip: %w", err))
+			return nil, named(ErrNameDecoding, fmt.Errorf("gzip: %w", err))
 		}
 		defer zr.Close()
 		dec = zr
@@ -247,34 +255,63 @@ func (f *fetcher) readBody(resp *http.Response, out *Fetched) error {
 		zr, err := zlib.NewReader(wire)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				return nil, nil
 			}
-			return named(ErrNameDecoding, fmt.Errorf("deflate: %w", err))
+			return nil, named(ErrNameDecoding, fmt.Errorf("deflate: %w", err))
 		}
 		defer zr.Close()
 		dec = zr
 	}
 	out.Decoded = dec != io.Reader(wire)
 	limit := f.cfg.MaxBodyBytes
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 && resp.ContentLength <= limit {
-		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
-	}
-	n, err := buf.ReadFrom(io.LimitReader(dec, limit+1))
-	out.WireBytes = wire.n
-	if err != nil {
+	readErr := func(err error) error {
 		if dec != io.Reader(wire) && !isNetErr(err) {
 			return named(ErrNameDecoding, err)
 		}
 		return err
 	}
-	b := buf.Bytes()
-	if n > limit {
-		b = b[:limit]
-		out.Truncated = true
+	if f.budget == nil {
+		var buf bytes.Buffer
+		if resp.ContentLength > 0 && resp.ContentLength <= limit {
+			buf.Grow(int(resp.ContentLength) + bytes.MinRead)
+		}
+		n, err := buf.ReadFrom(io.LimitReader(dec, limit+1))
+		out.WireBytes = wire.n
+		if err != nil {
+			return nil, readErr(err)
+		}
+		b := buf.Bytes()
+		if n > limit {
+			b = b[:limit]
+			out.Truncated = true
+		}
+		out.Body = b
+		return b, nil
 	}
-	out.Body = b
-	return nil
+	w := &bodyBuffer{ctx: ctx, budget: f.budget, threshold: f.cfg.SpillBytes, dir: f.spillDir}
+	_, err := io.Copy(w, io.LimitReader(dec, limit+1))
+	out.WireBytes = wire.n
+	if err != nil {
+		w.discard()
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, err // the spill file, not the response: a plain error (ConnectionError)
+		}
+		return nil, readErr(err)
+	}
+	if w.n > limit {
+		out.Truncated = true
+		if w.file != nil {
+			w.n = limit // the file's last byte is ignored
+		} else {
+			w.buf = w.buf[:limit]
+		}
+	}
+	w.finish(out)
+	return w.head, nil
 }
 
 func isNetErr(err error) bool {

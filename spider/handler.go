@@ -3,6 +3,7 @@ package spider
 import (
 	"context"
 	"net/http"
+	"os"
 	"time"
 
 	frontier "github.com/frontiercrawl/frontier"
@@ -49,7 +50,9 @@ type Fetched struct {
 	RequestHeader http.Header
 	Method        string
 	// Body is the decoded body (Content-Encoding removed), at most Config.MaxBodyBytes; Truncated says whether
-	// the response was longer. WireBytes is what crossed the network for the final response's body.
+	// the response was longer. WireBytes is what crossed the network for the final response's body. The memory
+	// Body holds is counted in Config.BodyBudgetBytes until the handler returns; a handler that keeps Body
+	// keeps memory the budget no longer counts.
 	Body      []byte
 	Truncated bool
 	WireBytes int64
@@ -67,6 +70,12 @@ type Fetched struct {
 	RemoteAddr string
 	// Start is when the first request of the chain was sent, End when the last body byte was read.
 	Start, End time.Time
+
+	// The body's share of the memory budget (Config.BodyBudgetBytes), and its spill file while it is on disk.
+	budget    *byteBudget
+	held      int64
+	spill     *os.File
+	spillSize int64
 }
 
 // Hop is one redirect response of a chain.

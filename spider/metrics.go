@@ -75,7 +75,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_feed_decode_errors_total",
 			Help: "Feed messages skipped because they do not decode."}),
 		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_feed_duplicates_total",
-			Help: "Feed requests dropped because a copy of the same URL was held already (a batch re-sent after a crash)."}),
+			Help: "Feed requests dropped because the same attempt of the URL was still being fetched (a batch re-sent after a crash)."}),
 		reportErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_report_errors_total",
 			Help: "Failed sends to the spider log (retried)."}),
 		committed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_feed_committed_offset",

@@ -49,11 +49,19 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 	if ctx.Err() == nil {
 		s.hostOutcome(it.u, f, err)
 	}
+	defer f.releaseBody() // the body's memory budget and spill file, once the outcome is queued
 	if err != nil {
 		if ctx.Err() != nil {
 			return // shutting down: abandon, do not report a failure we caused
 		}
 		s.reportError(ctx, it, errorWithHops(err, f))
+		return
+	}
+	if err := f.loadBody(ctx); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		s.reportError(ctx, it, err)
 		return
 	}
 	if f.Location != "" {

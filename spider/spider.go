@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,11 +157,26 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		rt = s.transport
 	}
 	s.fetcher = newFetcher(cfg, rt, false)
+	s.fetcher.budget = newByteBudget(cfg.BodyBudgetBytes)
+	s.fetcher.spillDir = spillDir(cfg.StateDir)
+	registerBudgetMetrics(deps.Registerer, s.fetcher.budget)
 	rcfg := cfg
 	rcfg.MaxBodyBytes, rcfg.MaxRedirects = robotsMaxBytes, 5 // RFC 9309: follow at least five redirects
 	s.robotsF = newFetcher(rcfg, rt, true)
 	s.robots = newRobotsCache(cfg.RobotsCacheSize)
 	return s, nil
+}
+
+// spillDir is where large bodies are spilled: StateDir/spill when it can be created, else the system's
+// temporary directory. Spill files are unlinked as soon as they are created, so nothing is left behind.
+func spillDir(stateDir string) string {
+	if stateDir != "" {
+		d := filepath.Join(stateDir, "spill")
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			return d
+		}
+	}
+	return os.TempDir()
 }
 
 // Run builds a spider with New and runs it.
