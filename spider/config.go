@@ -21,11 +21,16 @@ type Config struct {
 	MaxCrawlDelay time.Duration `mapstructure:"max_crawl_delay"`
 	// ObeyRobots makes the spider fetch robots.txt before any other URL of a host and obey it. Default true.
 	ObeyRobots bool `mapstructure:"obey_robots"`
-	// RobotsTTL is how long a fetched robots.txt (2xx or 4xx) is trusted. Default 24h.
+	// RobotsTTL is how long a fetched robots.txt (2xx or 4xx) is trusted: at most 24h (RFC 9309 §2.4).
+	// Default 24h.
 	RobotsTTL time.Duration `mapstructure:"robots_ttl"`
 	// RobotsErrorTTL is how long a robots.txt that answered 5xx, or could not be fetched, keeps the host closed
-	// before it is fetched again. Default 10m.
+	// before it is fetched again; it doubles with each failure in a row, up to RobotsTTL. Default 10m.
 	RobotsErrorTTL time.Duration `mapstructure:"robots_error_ttl"`
+	// RobotsGiveUp is how long robots.txt may keep failing (5xx or unreachable) before it is treated as absent
+	// (allow all), as RFC 9309 §2.3.1.4 permits; 0 keeps the host closed for as long as it fails. Default
+	// 720h (30 days).
+	RobotsGiveUp time.Duration `mapstructure:"robots_give_up"`
 	// RobotsCacheSize bounds the number of origins whose robots.txt is kept. Default 100,000.
 	RobotsCacheSize int `mapstructure:"robots_cache_size"`
 	// ConnectTimeout bounds DNS lookup plus TCP connect (and the TLS handshake separately). Default 10s.
@@ -109,6 +114,7 @@ func DefaultConfig() Config {
 		ObeyRobots:      true,
 		RobotsTTL:       24 * time.Hour,
 		RobotsErrorTTL:  10 * time.Minute,
+		RobotsGiveUp:    robotsGiveUpDefault,
 		RobotsCacheSize: 100_000,
 		ConnectTimeout:  10 * time.Second,
 		RequestTimeout:  60 * time.Second,
@@ -166,6 +172,12 @@ func (c Config) Validate() error {
 		if durations[k] <= 0 {
 			bad(k, "%v, want > 0", durations[k])
 		}
+	}
+	if c.RobotsTTL > 24*time.Hour {
+		bad("robots_ttl", "%v, want <= 24h (RFC 9309 §2.4: a cached robots.txt is not used for longer)", c.RobotsTTL)
+	}
+	if c.RobotsGiveUp < 0 {
+		bad("robots_give_up", "%v, want >= 0", c.RobotsGiveUp)
 	}
 	if c.MaxBodyBytes <= 0 {
 		bad("max_body_bytes", "%d, want > 0", c.MaxBodyBytes)

@@ -22,7 +22,7 @@ type metrics struct {
 	inFlight         prometheus.Gauge
 	pending          prometheus.Gauge
 	hosts            prometheus.Gauge
-	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error
+	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error, given_up
 	seeds            prometheus.Counter
 	seedsInvalid     prometheus.Counter
 	handlerErrors    prometheus.Counter
@@ -65,7 +65,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		hosts: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_hosts",
 			Help: "Hosts with queued or running requests, or waiting out their delay."}),
 		robots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_robots_fetches_total",
-			Help: "robots.txt fetches, by outcome (ok, missing, unavailable, error)."}, []string{"outcome"}),
+			Help: "robots.txt fetches, by outcome (ok, missing, unavailable, error, given_up: failing past robots_give_up, treated as absent)."}, []string{"outcome"}),
 		seeds: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_total",
 			Help: "Seed URLs published as add_seeds."}),
 		seedsInvalid: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_invalid_total",

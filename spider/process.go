@@ -25,6 +25,7 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 		}
 		return
 	}
+	s.recordRobots(it)
 	if !s.gate(ctx, it.u) || s.hold(ctx, it) {
 		return
 	}
@@ -177,7 +178,7 @@ func (s *Spider) allowed(ctx context.Context, u *url.URL) error {
 	if err != nil {
 		return err
 	}
-	if e.err != nil {
+	if e.err != nil && e.rules.DisallowsAll() {
 		return e.err
 	}
 	if !e.rules.Allowed(s.agent, u.RequestURI()) {
@@ -235,32 +236,43 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 		return
 	}
 	now := time.Now()
+	var body []byte
 	switch {
 	case err != nil && ClassifyError(err) == ErrNameTooManyRedirects:
 		// RFC 9309 §2.3.1.2: more than five redirects: robots.txt is unavailable (allow all).
 		e.rules, e.status, e.expires = robots.AllowAll, 0, now.Add(s.cfg.RobotsTTL)
+		e.succeed()
 		s.m.robots.WithLabelValues("missing").Inc()
 	case err != nil:
 		// RFC 9309 §2.3.1.4: unreachable means complete disallow; keep the network error's name so the
 		// host's URLs are reported as what they are (DNSLookupError, TimeoutError, …).
-		e.rules, e.expires = robots.DisallowAll, now.Add(s.cfg.RobotsErrorTTL)
 		e.err = named(ClassifyError(err), fmt.Errorf("robots.txt of %s: %w", origin(u), err))
-		s.m.robots.WithLabelValues("error").Inc()
+		if e.fail(now, s.cfg.RobotsErrorTTL, s.cfg.RobotsTTL, s.cfg.RobotsGiveUp) {
+			s.m.robots.WithLabelValues("given_up").Inc()
+		} else {
+			s.m.robots.WithLabelValues("error").Inc()
+		}
 	default:
 		e.status = f.Status
-		e.rules = robots.Decide(f.Status, f.Body)
 		switch {
 		case f.Status >= 500:
-			e.expires = now.Add(s.cfg.RobotsErrorTTL)
-			s.m.robots.WithLabelValues("unavailable").Inc()
+			if e.fail(now, s.cfg.RobotsErrorTTL, s.cfg.RobotsTTL, s.cfg.RobotsGiveUp) {
+				s.m.robots.WithLabelValues("given_up").Inc()
+			} else {
+				s.m.robots.WithLabelValues("unavailable").Inc()
+			}
 		case f.Status >= 400:
-			e.expires = now.Add(s.cfg.RobotsTTL)
+			e.rules, e.expires = robots.Decide(f.Status, f.Body), now.Add(s.cfg.RobotsTTL)
+			e.succeed()
 			s.m.robots.WithLabelValues("missing").Inc()
 		default:
-			e.expires = now.Add(s.cfg.RobotsTTL)
+			body = f.Body
+			e.rules, e.expires = robots.Decide(f.Status, f.Body), now.Add(s.cfg.RobotsTTL)
+			e.succeed()
 			s.m.robots.WithLabelValues("ok").Inc()
 		}
 	}
+	e.setLabel(now, body)
 	if f != nil {
 		s.m.bytes.Add(float64(f.WireBytes))
 		s.nBytes.Add(f.WireBytes)
