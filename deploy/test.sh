@@ -7,7 +7,9 @@
 #   1. go vet ./... (plain and with the integration tag)
 #   2. unit tests: go test -race ./...
 #   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
-#   4. integration tests: go test -tags integration ./... with FRONTIER_TEST_* set (deploy/env)
+#   4. integration tests: go test -tags integration ./... with FRONTIER_TEST_* set (deploy/env); among them
+#      e2e TestDemo runs the README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails
+#      the demo site's ground-truth check
 #   5. the fault suite (e2e TestFaults, about 5 minutes): a crawl by the role binaries while Kafka and HBase
 #      are restarted; it restarts the servers of step 3 when this run started both, or else a pair of its own
 #      on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT), stopped afterwards

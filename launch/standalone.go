@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,8 +61,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	if err != nil {
 		return err
 	}
-	report(os.Stdout, sum, site, cfg.WARC.Dir)
-	return nil
+	return report(os.Stdout, sum, site, cfg.WARC.Dir)
 }
 
 // embeddedConfig maps the configuration's sections onto the embedded mode.
@@ -120,8 +120,9 @@ func startDemo(ecfg *embedded.Config, deps *embedded.Deps, cfg *configs.Config) 
 }
 
 // report prints what the crawl did and, for the demo, how it compares with the site's ground truth as the
-// site's own servers recorded it.
-func report(w io.Writer, sum embedded.Summary, site *web.Site, warcDir string) {
+// site's own servers recorded it. For the demo it returns an error when the crawl fails that check, so the
+// process exits non-zero (e2e TestDemo runs it in the test command).
+func report(w io.Writer, sum embedded.Summary, site *web.Site, warcDir string) error {
 	fmt.Fprintf(w, "\ncrawl finished in %s\n", sum.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages fetched      %d (%.0f pages/min)\n", sum.Pages, float64(sum.Pages)/sum.Elapsed.Minutes())
 	fmt.Fprintf(w, "  request errors     %d (robots-disallowed, DNS, refused, timeouts, ...)\n", sum.Errors)
@@ -138,15 +139,42 @@ func report(w io.Writer, sum embedded.Summary, site *web.Site, warcDir string) {
 		fmt.Fprintf(w, "  WARC               %d file(s), %.1f MB in %s\n", len(files), float64(size)/1e6, warcDir)
 	}
 	if site == nil {
-		return
+		return nil
 	}
 	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
 		fmt.Fprintf(w, "  ground truth: %v\n", err)
-		return
+		return fmt.Errorf("demo: ground truth unavailable: %w", err)
 	}
 	fmt.Fprintf(w, "\nchecked against the demo site's ground truth (its servers' own request logs):\n")
 	fmt.Fprintf(w, "  reachable URLs     %d, fetched %d, missing %d\n", check.Reachable, check.Reachable-len(check.Missing), len(check.Missing))
 	fmt.Fprintf(w, "  fetched twice      %d\n", len(check.Twice))
 	fmt.Fprintf(w, "  robots violations  %d\n", len(check.RobotsViolations))
+	if len(check.Unserved) > 0 {
+		fmt.Fprintf(w, "  never answered 2xx %d\n", len(check.Unserved))
+	}
+	return demoVerdict(check)
+}
+
+// demoVerdict is the demo's pass/fail: every reachable URL fetched, none twice, robots.txt obeyed, every page
+// answered (web.CrawlCheck.OK). The error names what failed and the first URLs of each kind.
+func demoVerdict(c web.CrawlCheck) error {
+	if c.OK() {
+		return nil
+	}
+	var twice []string
+	for u, n := range c.Twice {
+		twice = append(twice, fmt.Sprintf("%s ×%d", u, n))
+	}
+	slices.Sort(twice)
+	var parts []string
+	for _, p := range []struct {
+		what string
+		urls []string
+	}{{"missing", c.Missing}, {"fetched twice", twice}, {"robots violations", c.RobotsViolations}, {"never answered 2xx", c.Unserved}} {
+		if len(p.urls) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(p.urls), p.what, strings.Join(p.urls[:min(3, len(p.urls))], ", ")))
+		}
+	}
+	return fmt.Errorf("demo: the crawl failed the ground-truth check: %s", strings.Join(parts, "; "))
 }
