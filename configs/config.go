@@ -85,6 +85,10 @@ type StreamsConfig struct {
 type StreamConfig struct {
 	Topic      string `mapstructure:"topic"`
 	Partitions int    `mapstructure:"partitions"`
+	// Retention is how long the topic keeps a message (its retention.ms, set by frontierctl topics; the
+	// broker-wide default never decides); 0 keeps messages forever. A consumer that falls further behind stops
+	// with an error naming the messages lost (docs/reliability.md, "Retention"). The control stream's must be 0.
+	Retention time.Duration `mapstructure:"retention"`
 }
 
 // KafkaConfig locates the Kafka cluster.
@@ -109,6 +113,10 @@ type StandaloneConfig struct {
 	Pebble pebblestore.Config `mapstructure:"pebble"`
 }
 
+// DefaultRetention is how long the spider log, scoring log and spider feed keep messages unless configured:
+// a week, so a worker down over a long weekend resumes where it stopped.
+const DefaultRetention = 7 * 24 * time.Hour
+
 // DefaultConfig returns the configuration used for every key no file, variable or flag sets.
 func DefaultConfig() Config {
 	return Config{
@@ -117,9 +125,9 @@ func DefaultConfig() Config {
 		Identity: IdentityConfig{Canonicalization: "w3lib-2.5", Fingerprint: "sha1"},
 		Codec:    "msgpack",
 		Streams: StreamsConfig{
-			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2},
-			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1},
-			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2},
+			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2, Retention: DefaultRetention},
+			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1, Retention: DefaultRetention},
+			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2, Retention: DefaultRetention},
 			Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
 		},
 		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
@@ -158,6 +166,9 @@ func (c Config) Validate() error {
 	add("streams.control", c.Streams.Control.Validate())
 	if c.Streams.Control.Partitions != 1 {
 		add("streams.control.partitions", fmt.Errorf("= %d, want 1 (commands are ordered)", c.Streams.Control.Partitions))
+	}
+	if c.Streams.Control.Retention != 0 {
+		add("streams.control.retention", fmt.Errorf("= %v, want 0 (kept forever: every process replays the commands from the start)", c.Streams.Control.Retention))
 	}
 	if len(c.Kafka.Brokers) == 0 {
 		add("kafka.brokers", errors.New("no brokers"))
@@ -240,6 +251,9 @@ func (c StreamConfig) Validate() error {
 	}
 	if c.Partitions <= 0 {
 		errs = append(errs, fmt.Errorf("partitions = %d, want > 0", c.Partitions))
+	}
+	if c.Retention < 0 || c.Retention > 0 && c.Retention < time.Minute {
+		errs = append(errs, fmt.Errorf("retention = %v, want 0 (forever) or at least 1m", c.Retention))
 	}
 	return errors.Join(errs...)
 }

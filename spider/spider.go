@@ -273,7 +273,7 @@ func (s *Spider) feedLoop(ctx context.Context) error {
 				s.accept(ctx, msg)
 			}
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				if errors.Is(err, bus.ErrClosed) {
+				if errors.Is(err, bus.ErrClosed) || errors.Is(err, bus.ErrOffsetLost) { // retrying cannot fix these
 					return fmt.Errorf("spider: feed: %w", err)
 				}
 				s.log.Warn("feed fetch", "err", err, "retry_in", backoff)

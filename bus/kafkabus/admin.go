@@ -8,7 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +25,10 @@ type TopicSpec struct {
 	// ReplicationFactor of a topic EnsureTopics creates; 0 means the broker's default.replication.factor.
 	// It is not checked on topics that already exist.
 	ReplicationFactor int
+	// Configs are topic-level settings (retention.ms, cleanup.policy, …; RetentionConfigs builds the retention
+	// ones): a topic EnsureTopics creates gets them, and an existing topic whose value differs is altered, so the
+	// topic's own setting decides, never the broker-wide default (deploy/up's log.retention.hours).
+	Configs map[string]string
 }
 
 // Validate reports every problem with the spec.
@@ -35,6 +42,11 @@ func (s TopicSpec) Validate() error {
 	}
 	if s.ReplicationFactor < 0 {
 		errs = append(errs, fmt.Errorf("kafkabus: topic %q: replication factor = %d, want >= 0", s.Name, s.ReplicationFactor))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Configs)) {
+		if k == "" || s.Configs[k] == "" {
+			errs = append(errs, fmt.Errorf("kafkabus: topic %q: config %q = %q, want a name and a value", s.Name, k, s.Configs[k]))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -125,9 +137,17 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec) err
 			if rf == 0 {
 				rf = -1 // broker default (CreateTopics v4+, which every Kafka ≥ 2.4 speaks)
 			}
-			create = append(create, kafka.TopicConfig{Topic: name, NumPartitions: spec.Partitions, ReplicationFactor: rf})
+			tc := kafka.TopicConfig{Topic: name, NumPartitions: spec.Partitions, ReplicationFactor: rf}
+			for _, k := range slices.Sorted(maps.Keys(spec.Configs)) {
+				tc.ConfigEntries = append(tc.ConfigEntries, kafka.ConfigEntry{ConfigName: k, ConfigValue: spec.Configs[k]})
+			}
+			create = append(create, tc)
 		case n != spec.Partitions:
 			errs = append(errs, &PartitionMismatchError{Topic: name, Have: n, Want: spec.Partitions})
+		default:
+			if err := alignConfigs(ctx, client, spec); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if len(create) > 0 {
@@ -150,6 +170,86 @@ func EnsureTopics(ctx context.Context, brokers []string, topics []TopicSpec) err
 		return err
 	}
 	return waitTopics(ctx, client, want, names)
+}
+
+// alignConfigs sets every config of spec whose value on the existing topic differs (or is the broker's default).
+func alignConfigs(ctx context.Context, client *kafka.Client, spec TopicSpec) error {
+	if len(spec.Configs) == 0 {
+		return nil
+	}
+	have, err := TopicConfigs(ctx, client, spec.Name, slices.Sorted(maps.Keys(spec.Configs)))
+	if err != nil {
+		return err
+	}
+	var set []kafka.IncrementalAlterConfigsRequestConfig
+	for _, k := range slices.Sorted(maps.Keys(spec.Configs)) {
+		if v, ok := have[k]; !ok || v != spec.Configs[k] {
+			set = append(set, kafka.IncrementalAlterConfigsRequestConfig{Name: k, Value: spec.Configs[k], ConfigOperation: kafka.ConfigOperationSet})
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	resp, err := client.IncrementalAlterConfigs(ctx, &kafka.IncrementalAlterConfigsRequest{
+		Resources: []kafka.IncrementalAlterConfigsRequestResource{{ResourceType: kafka.ResourceTypeTopic, ResourceName: spec.Name, Configs: set}},
+	})
+	if err == nil {
+		for _, r := range resp.Resources {
+			if r.Error != nil {
+				err = r.Error
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kafkabus: set %s on topic %q: %w", configList(set), spec.Name, err)
+	}
+	return nil
+}
+
+// TopicConfigs returns the named configs of topic that are set on the topic itself; a config the topic takes
+// from the broker's defaults is absent.
+func TopicConfigs(ctx context.Context, client *kafka.Client, topic string, names []string) (map[string]string, error) {
+	resp, err := client.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
+		Resources: []kafka.DescribeConfigRequestResource{{ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: names}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafkabus: describe configs of topic %q: %w", topic, err)
+	}
+	out := map[string]string{}
+	for _, r := range resp.Resources {
+		if r.Error != nil {
+			return nil, fmt.Errorf("kafkabus: describe configs of topic %q: %w", topic, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			if e.ConfigSource == configSourceTopic {
+				out[e.ConfigName] = e.ConfigValue
+			}
+		}
+	}
+	return out, nil
+}
+
+// configSourceTopic is DescribeConfigs' DYNAMIC_TOPIC_CONFIG source: the value is set on the topic itself.
+const configSourceTopic = 1
+
+func configList(cs []kafka.IncrementalAlterConfigsRequestConfig) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = c.Name + "=" + c.Value
+	}
+	return strings.Join(s, ", ")
+}
+
+// RetentionConfigs returns the topic configs that keep a topic's messages for d: retention.ms = d, and no
+// size limit (retention.bytes = -1), so that a crawl's backlog is bounded by time, never by the broker's
+// size default. d == 0 keeps messages forever (retention.ms = -1), with cleanup.policy = delete either way:
+// Frontier's control topic is a log of commands folded in order, and compaction by key would drop commands.
+func RetentionConfigs(d time.Duration) map[string]string {
+	ms := "-1"
+	if d > 0 {
+		ms = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	return map[string]string{"retention.ms": ms, "retention.bytes": "-1", "cleanup.policy": "delete"}
 }
 
 // waitTopics polls metadata until each topic shows its partitions, each with a leader that serves it, or ctx

@@ -37,6 +37,9 @@ type Consumer struct {
 	ch      chan []bus.Message // chunks of consecutive messages of one partition
 	pending []bus.Message      // what the last Fetch left of a chunk
 	quit    chan struct{}      // closed by Close: wakes Fetch
+	failed  chan struct{}      // closed when a partition's offset fell out of retention; err says how
+	err     error              // set before failed is closed
+	failOne sync.Once
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	once    sync.Once
@@ -61,9 +64,10 @@ func (b *Bus) Consumer(ctx context.Context, s bus.Stream, group string, partitio
 }
 
 // NewConsumer opens a consumer of the given partitions of stream s in group, starting at the group's committed
-// offset of each partition. Where the group never committed (or its offset fell out of retention), it starts
-// at the earliest offset still held: a new group reads the whole backlog, where Frontera started at the latest
-// offset and skipped it. It checks that the topic exists with the configured partition count.
+// offset of each partition. Where the group never committed, it starts at the earliest offset still held: a new
+// group reads the whole backlog, where Frontera started at the latest offset and skipped it. Where the offset to
+// read fell out of retention, Fetch fails with an *OffsetLostError (see retention.go). It checks that the topic
+// exists with the configured partition count.
 func (b *Bus) NewConsumer(ctx context.Context, s bus.Stream, group string, partitions []int) (*Consumer, error) {
 	sc, err := b.stream(s)
 	if err != nil {
@@ -97,6 +101,7 @@ func (b *Bus) NewConsumer(ctx context.Context, s bus.Stream, group string, parti
 		client:    &kafka.Client{Addr: b.addr, Transport: tr},
 		ch:        make(chan []bus.Message, max(1, cc.Buffer/chunkSize)),
 		quit:      make(chan struct{}),
+		failed:    make(chan struct{}),
 		committed: make(map[int]int64, len(partitions)),
 		fetched:   b.metrics.fetched.With(l), fetchErr: b.metrics.fetchErr.With(l),
 		commits: b.metrics.commits.With(l), commitErr: b.metrics.commitErr.With(l),
@@ -166,11 +171,17 @@ func (c *Consumer) pump(ctx context.Context, p int, next int64, log *slog.Logger
 			cancel()
 			if errors.Is(err, kafka.OffsetOutOfRange) {
 				first, last, oerr := c.offsets(ctx, p)
-				if oerr == nil {
-					// Below the log start (retention) or past the end (a recreated topic): restart at the earliest
-					// offset held; at least once prefers a replay to a loss.
-					log.Warn("kafkabus: offset out of range, restarting at the earliest offset held", "offset", next,
-						"first", first, "last", last)
+				switch {
+				case oerr == nil && next < first:
+					// Below the log start: retention deleted messages this group never consumed. Stop loudly;
+					// a jump to the earliest offset would lose them without a trace.
+					c.fail(&OffsetLostError{Stream: c.stream, Topic: c.topic, Partition: p, Group: c.group, Committed: next, LogStart: first}, log)
+					return
+				case oerr == nil:
+					// Past the end (the topic was deleted and created again): nothing was skipped; restart at the
+					// earliest offset held, a replay rather than a loss.
+					log.Warn("kafkabus: offset past the end of the log (was the topic recreated?), restarting at the earliest offset held",
+						"offset", next, "first", first, "last", last)
 					next = first
 					continue
 				}
@@ -225,6 +236,18 @@ func (c *Consumer) pump(ctx context.Context, p int, next int64, log *slog.Logger
 	}
 }
 
+// fail records err as the consumer's error, counts and logs it, and makes every later Fetch return it.
+func (c *Consumer) fail(err *OffsetLostError, log *slog.Logger) {
+	c.failOne.Do(func() {
+		c.err = err
+		c.b.metrics.lostStops.WithLabelValues(string(c.stream), c.group).Inc()
+		c.b.metrics.lost.WithLabelValues(string(c.stream), c.group, strconv.Itoa(err.Partition)).Set(float64(err.Lost()))
+		log.Error("kafkabus: offset fell out of retention; the consumer stops", "committed", err.Committed,
+			"log_start", err.LogStart, "lost", err.Lost(), "err", err)
+		close(c.failed)
+	})
+}
+
 // hand gives a chunk to Fetch, waiting while the buffer is full; false if the consumer closed meanwhile.
 func (c *Consumer) hand(ctx context.Context, chunk []bus.Message) bool {
 	select {
@@ -255,7 +278,8 @@ func (c *Consumer) offsets(ctx context.Context, p int) (first, last int64, err e
 }
 
 // Fetch returns up to max messages in partition order, waiting for at least one until ctx ends. It returns
-// bus.ErrClosed after Close.
+// bus.ErrClosed after Close, and an *OffsetLostError (errors.Is bus.ErrOffsetLost), every time, once the next
+// offset of one of its partitions fell out of retention.
 func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("kafkabus: fetch max = %d, want > 0", max)
@@ -263,6 +287,10 @@ func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 	select {
 	case <-c.quit:
 		return nil, bus.ErrClosed
+	case <-c.failed:
+		// Nothing more, from any partition: what was fetched and not committed is delivered again once the
+		// operator resolved the loss.
+		return nil, c.err
 	default:
 	}
 	if len(c.pending) == 0 {
@@ -270,6 +298,8 @@ func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 		case c.pending = <-c.ch:
 		case <-c.quit:
 			return nil, bus.ErrClosed
+		case <-c.failed:
+			return nil, c.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

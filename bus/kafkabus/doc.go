@@ -46,13 +46,14 @@
 //
 // A group that has no committed offset for a partition starts at the earliest offset still held, not the
 // latest: a new group (or a new spider) reads the backlog. Frontera's kafka-python consumers used
-// auto_offset_reset=latest and skipped it. A committed offset that fell out of retention also restarts at the
-// earliest offset.
+// auto_offset_reset=latest and skipped it. A committed offset that fell out of retention is not skipped: the
+// consumer stops with an *OffsetLostError naming the topic, partition and offsets lost (retention.go), until an
+// operator accepts the loss (Bus.AcceptLoss, frontierctl accept-loss).
 //
 // After a broker restart or a leader change, the fetch goroutines count (frontier_bus_fetch_errors_total), log
 // and wait out the errors with backoff and fetch again from the next offset they had not yet delivered;
-// kafka-go's transport reconnects and re-reads the metadata. An offset out of range (retention, a recreated
-// topic) restarts at the earliest offset held. Memory per consumer is bounded by about consumer.buffer messages
+// kafka-go's transport reconnects and re-reads the metadata. An offset below the log start (retention) stops the
+// consumer with an *OffsetLostError; one past the end (a recreated topic) restarts at the earliest offset held. Memory per consumer is bounded by about consumer.buffer messages
 // plus, per partition, one fetch of consumer.max_bytes.
 //
 // # Lag

@@ -212,6 +212,11 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 	out := make(map[int]int64, sc.Partitions)
 	for _, po := range ends {
 		c := committed[po.Partition]
+		lost := int64(0)
+		if c >= 0 && c < po.FirstOffset {
+			lost = po.FirstOffset - c // deleted unread: the group's consumer stops (OffsetLostError)
+		}
+		b.metrics.lost.WithLabelValues(string(s), group, fmt.Sprint(po.Partition)).Set(float64(lost))
 		if c < 0 || c < po.FirstOffset {
 			c = po.FirstOffset
 		}

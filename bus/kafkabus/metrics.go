@@ -19,6 +19,8 @@ type metrics struct {
 	commitErr  *prometheus.CounterVec   // stream, group
 	malformed  *prometheus.CounterVec   // stream, group
 	lag        *prometheus.GaugeVec     // stream, group, partition
+	lost       *prometheus.GaugeVec     // stream, group, partition
+	lostStops  *prometheus.CounterVec   // stream, group
 	waited     prometheus.Counter       // seconds spent waiting for Kafka (outages that ended)
 	down       prometheus.Gauge         // 1 while Kafka is unreachable
 }
@@ -50,6 +52,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "frontier_bus_lag_messages", Help: "Latest offset minus the group's committed offset, as last read by Lag."},
 			[]string{"stream", "group", "partition"}),
+		lost: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "frontier_bus_offsets_lost_messages",
+			Help: "Messages a group's committed offset is below the log start offset (deleted by retention before they were consumed), as last seen by a consumer or Lag; 0 once accepted (frontierctl accept-loss)."},
+			[]string{"stream", "group", "partition"}),
+		lostStops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "frontier_bus_offset_lost_total", Help: "Consumers stopped because their next offset fell out of retention."}, sg),
 		waited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "frontier_bus_wait_seconds_total", Help: "Time spent waiting for an unreachable Kafka, counted when it answers again."}),
 		down: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -69,6 +77,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	register(reg, &m.commitErr)
 	register(reg, &m.malformed)
 	register(reg, &m.lag)
+	register(reg, &m.lost)
+	register(reg, &m.lostStops)
 	register(reg, &m.waited)
 	register(reg, &m.down)
 	return m

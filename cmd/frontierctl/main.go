@@ -15,6 +15,7 @@
 //	frontierctl seeds add [--config F] [--set k=v]… FILE
 //	frontierctl block|unblock [--config F] [--set k=v]… HOST_OR_DOMAIN…
 //	frontierctl pause|resume [--config F] [--set k=v]…
+//	frontierctl accept-loss --stream S --group G [--config F] [--set k=v]… [--dry-run]
 //
 // status prints totals (queued, in flight, crawled, errors), pages/s over the last minute, the lag of every
 // spider-feed, spider-log and scoring-log partition per consumer group, the queue depth of each spider-feed
@@ -37,7 +38,15 @@
 // topics creates the spider log, scoring log, spider feed and control topics (streams.*.topic, streams.*.partitions in the
 // config, with FRONTIER_* environment variables and --set applied as for every role), waits until every
 // partition has a leader, and is idempotent; a topic that already exists with another partition count is an
-// error naming both counts, and is never changed. --brokers overrides kafka.brokers.
+// error naming both counts, and is never changed. Each topic gets the retention of streams.*.retention as its
+// own retention.ms (0: forever; the control topic always), also on a topic that already exists, so the broker's
+// default never decides. --brokers overrides kafka.brokers.
+//
+// accept-loss is the way on after a consumer stopped because its group's committed offset fell out of
+// retention (the error names the topic, partition and offsets lost): it lists the partitions of --stream whose
+// --group offset lies below the log start and commits the log start for them, so the group goes on from the
+// oldest message held and the deleted ones are given up; --dry-run only lists them. Run it while the group's
+// consumers are stopped (docs/reliability.md, "Retention").
 //
 // hbase-schema creates the namespace (hbase.namespace, if set) and Frontier's tables under hbase.table_prefix
 // through the Thrift2 gateway (hbase.EnsureSchema); idempotent. --addr overrides hbase.addr; --transport and
@@ -86,6 +95,7 @@ const usage = `usage:
   frontierctl seeds add [--config F] [--set k=v]... FILE
   frontierctl block|unblock [--config F] [--set k=v]... HOST_OR_DOMAIN...
   frontierctl pause|resume [--config F] [--set k=v]...
+  frontierctl accept-loss --stream spider-log|scoring-log|spider-feed --group G [--config F] [--set k=v]... [--dry-run]
 status exits 0 when the crawl is finished, 3 while crawling, 4 when idle with work left.`
 
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
@@ -132,6 +142,8 @@ func dispatch(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return statusCmd(ctx, args[1:], environ, stdout, stderr)
 	case "seeds":
 		return seedsAdd(ctx, args[1:], environ, stdout, stderr)
+	case "accept-loss":
+		return acceptLossCmd(ctx, args[1:], environ, stdout, stderr)
 	case "block", "unblock", "pause", "resume":
 		return controlCmd(ctx, args[0], args[1:], environ, stdout, stderr)
 	case "help", "-h", "--help":
@@ -194,19 +206,22 @@ func topics(ctx context.Context, args, environ []string, stdout, stderr io.Write
 	if *brokers != "" {
 		addrs = splitList(*brokers)
 	}
-	specs := []kafkabus.TopicSpec{
-		{Name: cfg.Streams.SpiderLog.Topic, Partitions: cfg.Streams.SpiderLog.Partitions},
-		{Name: cfg.Streams.ScoringLog.Topic, Partitions: cfg.Streams.ScoringLog.Partitions},
-		{Name: cfg.Streams.SpiderFeed.Topic, Partitions: cfg.Streams.SpiderFeed.Partitions},
-		{Name: cfg.Streams.Control.Topic, Partitions: cfg.Streams.Control.Partitions},
+	streams := []configs.StreamConfig{cfg.Streams.SpiderLog, cfg.Streams.ScoringLog, cfg.Streams.SpiderFeed, cfg.Streams.Control}
+	specs := make([]kafkabus.TopicSpec, len(streams))
+	for i, s := range streams {
+		specs[i] = kafkabus.TopicSpec{Name: s.Topic, Partitions: s.Partitions, Configs: kafkabus.RetentionConfigs(s.Retention)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if err := kafkabus.EnsureTopics(ctx, addrs, specs); err != nil {
 		return err
 	}
-	for _, s := range specs {
-		fmt.Fprintf(stdout, "topic %s: %d partitions\n", s.Name, s.Partitions)
+	for i, s := range specs {
+		keep := "forever"
+		if r := streams[i].Retention; r > 0 {
+			keep = r.String()
+		}
+		fmt.Fprintf(stdout, "topic %s: %d partitions, retention %s\n", s.Name, s.Partitions, keep)
 	}
 	return nil
 }
