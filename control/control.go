@@ -3,8 +3,15 @@
 //
 // Commands are facts appended to the topic, and a process's control state is the fold of every command from
 // the start of the topic: a process that starts later, or restarts, replays them and ends in the same state as
-// the others. So the topic must keep its messages (retention.ms=-1; it stays tiny). A follower never commits
-// offsets: it always reads from the earliest message (a consumer group that never committed starts there).
+// the others. So the topic must keep its messages (retention.ms=-1, which frontierctl topics sets; it stays
+// tiny; not compacted, since the messages are keyed by op and compaction would keep only the last block). A
+// follower never commits offsets: it always reads from the earliest message (a consumer group that never
+// committed starts there).
+//
+// A worker's follower cannot be skipped: it reads to the end offset the stream had when the process started,
+// with no deadline, before the worker dispatches or fetches anything, and a stream that cannot be read yet is
+// waited out like an outage of Kafka (FollowWait). Otherwise a worker could act against a block or pause it
+// has not read.
 //
 // What the state means to the workers:
 //   - paused: the DB worker generates no batch; spiders finish what they hold. Nothing is dropped.
@@ -35,6 +42,7 @@ import (
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/internal/outage"
 )
 
 // The operations.
@@ -202,9 +210,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Hosts and domains blocked by frontierctl block."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.commands, m.bad, m.paused, m.blocked)
+		register(reg, &m.commands)
+		register(reg, &m.bad)
+		register(reg, &m.paused)
+		register(reg, &m.blocked)
 	}
 	return m
+}
+
+// register registers *c, or replaces it with the collector already registered under its name (a follower
+// opened again after a failed replay shares its series with the first).
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C) {
+	if err := reg.Register(*c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			panic(err)
+		}
+		if existing, ok := are.ExistingCollector.(C); ok {
+			*c = existing
+		}
+	}
 }
 
 // Follower keeps a State up to date from the control stream. Build it with Follow; Stop it before closing
@@ -219,12 +244,18 @@ type Follower struct {
 }
 
 // Follow opens the control stream of b in group (a name of this process's own: it never commits, so it
-// replays the whole stream), applies every command held when it starts to a new State before it returns (so
-// the process starts in the state every other process is in), and keeps applying new ones in the background
-// until Stop. A replay read that waits longer than stall for the next message ends the replay early.
-func Follow(ctx context.Context, b bus.Bus, group string, stall time.Duration, log *slog.Logger, reg prometheus.Registerer) (*Follower, error) {
+// replays the whole stream), applies every command the stream held when Follow started to a new State before
+// it returns, and keeps applying new ones in the background until Stop. The replay has no deadline of its own:
+// a process that returned from Follow early could dispatch or fetch for a host an earlier command blocked, so
+// Follow reads to the end offset however long a slow or restarting broker takes (the consumer waits out
+// outages), logging every remind how far it got, until ctx ends. It returns an error when the stream cannot be
+// opened (Kafka unreachable past kafka.startup_wait, the topic missing); FollowWait waits that out too.
+func Follow(ctx context.Context, b bus.Bus, group string, remind time.Duration, log *slog.Logger, reg prometheus.Registerer) (*Follower, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if remind <= 0 {
+		remind = 30 * time.Second
 	}
 	lags, err := b.Lag(ctx, bus.Control, group)
 	if err != nil {
@@ -235,29 +266,75 @@ func Follow(ctx context.Context, b bus.Bus, group string, stall time.Duration, l
 		return nil, fmt.Errorf("control: open the control stream: %w", err)
 	}
 	f := &Follower{State: &State{}, log: log, m: newMetrics(reg), in: in, done: make(chan struct{})}
-	for left := lags[0]; left > 0; {
-		fctx, cancel := context.WithTimeout(ctx, stall)
-		msgs, err := in.Fetch(fctx, 1024)
-		cancel()
-		f.apply(msgs)
-		left -= int64(len(msgs))
-		if len(msgs) == 0 {
-			if ctx.Err() != nil {
-				in.Close()
-				return nil, ctx.Err()
-			}
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				in.Close()
-				return nil, fmt.Errorf("control: replay: %w", err)
-			}
-			break
-		}
+	if err := f.replay(ctx, lags[0], remind); err != nil {
+		in.Close()
+		return nil, err
 	}
-	f.log.Info("control state replayed", "paused", f.State.Paused(), "blocked", len(f.State.BlockedList()))
+	f.log.Info("control state replayed", "commands", lags[0], "paused", f.State.Paused(), "blocked", len(f.State.BlockedList()))
 	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	f.stop = stop
 	go f.run(rctx)
 	return f, nil
+}
+
+// replay applies the first n messages of the stream: every message it held when Follow started.
+func (f *Follower) replay(ctx context.Context, n int64, remind time.Duration) error {
+	start := time.Now()
+	for read := int64(0); read < n; {
+		fctx, cancel := context.WithTimeout(ctx, remind)
+		msgs, err := f.in.Fetch(fctx, int(min(1024, n-read)))
+		cancel()
+		f.apply(msgs)
+		read += int64(len(msgs))
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			// No deadline: a worker that stopped replaying now could act against a command it has not read.
+			f.log.Warn("control state replay still waiting for the control stream; nothing is dispatched or fetched until it is read",
+				"read", read, "of", n, "waited", time.Since(start).Round(time.Second))
+		default:
+			return fmt.Errorf("control: replay: %w", err)
+		}
+	}
+	return nil
+}
+
+// FollowWait is Follow for a worker: when the control stream cannot be opened or replayed (Kafka down, the
+// control topic not created yet), it waits and tries again with backoff, like a wait for any other outage
+// (one Warn when the wait starts, a reminder every remind, one Info when it ends), until ctx ends. A worker
+// therefore never runs without its control state: it starts once every command so far is applied.
+func FollowWait(ctx context.Context, b bus.Bus, group string, remind time.Duration, log *slog.Logger, reg prometheus.Registerer) (*Follower, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if remind <= 0 {
+		remind = 30 * time.Second
+	}
+	tracker := outage.NewTracker("the control stream", log)
+	bo := outage.NewBackoff(100*time.Millisecond, 5*time.Second)
+	lastWarn := time.Now()
+	for {
+		f, err := Follow(ctx, b, group, remind, log, reg)
+		if err == nil {
+			tracker.Succeeded()
+			return f, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		d := bo.Next()
+		tracker.Failed(err, d)
+		if time.Since(lastWarn) >= remind {
+			lastWarn = time.Now()
+			log.Warn("still waiting for the control stream; this process does not start its work until it has read it "+
+				"(create the control topic with frontierctl topics if it is missing)", "err", err, "retry_in", d.Round(time.Millisecond))
+		}
+		if !outage.Sleep(ctx, d) {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 func (f *Follower) run(ctx context.Context) {
@@ -289,13 +366,13 @@ func (f *Follower) apply(msgs []bus.Message) {
 		}
 		f.State.Apply(c)
 		f.m.commands.WithLabelValues(c.Op).Inc()
-		f.m.blocked.Set(float64(len(f.State.BlockedList())))
-		if f.State.Paused() {
-			f.m.paused.Set(1)
-		} else {
-			f.m.paused.Set(0)
-		}
 		f.log.Info("control command applied", "op", c.Op, "target", c.Target, "id", c.ID, "offset", m.Offset)
+	}
+	if len(msgs) > 0 {
+		f.State.mu.RLock()
+		f.m.blocked.Set(float64(len(f.State.blocked)))
+		f.m.paused.Set(map[bool]float64{true: 1}[f.State.paused])
+		f.State.mu.RUnlock()
 	}
 }
 

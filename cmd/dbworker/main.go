@@ -57,10 +57,12 @@ func run(ctx context.Context, env cli.Env) error {
 	dcfg.StatsInterval = cfg.StatsInterval
 	deps := dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(), Counters: hb.Domains(),
 		Logger: env.Logger, Registerer: env.Registry}
-	if ctl := cli.FollowControl(ctx, b, env, "dbworker"); ctl != nil {
-		defer ctl.Stop()
-		deps.Control = ctl.State
+	ctl, err := cli.FollowControl(ctx, b, env, "dbworker")
+	if err != nil {
+		return err
 	}
+	defer ctl.Stop()
+	deps.Control = ctl.State
 	// The lags of every log this crawl consumes, for dashboards and alerts (frontier_bus_lag_messages).
 	stopLags := cli.ReportLags(ctx, b, 15*time.Second, bus.LagGroups())
 	defer stopLags()

@@ -50,6 +50,8 @@ func TestSpiderOverKafka(t *testing.T) {
 	cfg.Streams.SpiderFeed = configs.StreamConfig{Topic: "spider-it-todo-" + suffix, Partitions: 2}
 	cfg.Streams.SpiderLog = configs.StreamConfig{Topic: "spider-it-done-" + suffix, Partitions: 2}
 	cfg.Streams.ScoringLog = configs.StreamConfig{Topic: "spider-it-score-" + suffix, Partitions: 1}
+	// The spider waits for its control stream before it fetches: a topic of this run's own.
+	cfg.Streams.Control = configs.StreamConfig{Topic: "spider-it-control-" + suffix, Partitions: 1}
 	cfg.Spider.Delay = 0
 	cfg.Spider.StateDir = t.TempDir()
 	cfg.WARC.Dir = t.TempDir()
@@ -59,6 +61,7 @@ func TestSpiderOverKafka(t *testing.T) {
 		{Name: cfg.Streams.SpiderFeed.Topic, Partitions: 2},
 		{Name: cfg.Streams.SpiderLog.Topic, Partitions: 2},
 		{Name: cfg.Streams.ScoringLog.Topic, Partitions: 1},
+		{Name: cfg.Streams.Control.Topic, Partitions: 1},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -63,15 +63,17 @@ func run(ctx context.Context, env cli.Env) error {
 	defer b.Close()
 	env.Health.Add("kafka", b.Unreachable)
 	var hold spider.Holder
-	if ctl := cli.FollowControl(ctx, b, env, "spider"); ctl != nil {
-		defer ctl.Stop()
-		scores, err := bus.OpenProducer(ctx, b, bus.ScoringLog)
-		if err != nil {
-			return err
-		}
-		defer scores.Close()
-		hold = &control.Holder{State: ctl.State, Out: scores, Codec: c}
+	ctl, err := cli.FollowControl(ctx, b, env, "spider")
+	if err != nil {
+		return err
 	}
+	defer ctl.Stop()
+	scores, err := bus.OpenProducer(ctx, b, bus.ScoringLog)
+	if err != nil {
+		return err
+	}
+	defer scores.Close()
+	hold = &control.Holder{State: ctl.State, Out: scores, Codec: c}
 
 	scfg := cfg.Spider
 	scfg.StatsInterval = cfg.StatsInterval

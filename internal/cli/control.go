@@ -10,22 +10,23 @@ import (
 	"github.com/frontiercrawl/frontier/control"
 )
 
+// controlRemind is how often a process that waits for the control stream says so again.
+const controlRemind = 30 * time.Second
+
 // FollowControl starts following the control stream (package control) for a role's process and returns the
-// follower, whose State the role's workers obey, after it replayed every command so far. The follower's
-// consumer group is the process's own and never commits, so it always replays from the start.
+// follower, whose State the role's workers obey, once it replayed every command the stream held when it started.
+// The follower's consumer group is the process's own and never commits, so it always replays from the start.
 //
-// When the control stream cannot be opened (typically: the control topic was never created), it logs a
-// warning and returns nil: the process runs without run-time control rather than not at all. Stop a non-nil
-// follower before closing the bus.
-func FollowControl(ctx context.Context, b bus.Bus, env Env, role string) *control.Follower {
+// A control stream that cannot be read yet (Kafka down, the control topic not created yet) is waited out like
+// any outage (control.FollowWait): the process does not start its work without its control state, because a
+// spider or DB worker that ignored an earlier block or pause would fetch what the operator stopped. It returns
+// an error only when ctx ends. Stop the follower before closing the bus.
+func FollowControl(ctx context.Context, b bus.Bus, env Env, role string) (*control.Follower, error) {
 	host, _ := os.Hostname()
 	group := fmt.Sprintf("frontier-control-%s-%s-%d-%d", role, host, os.Getpid(), time.Now().UnixNano())
-	f, err := control.Follow(ctx, b, group, 2*time.Second, env.Logger.With("component", "control"), env.Registry)
+	f, err := control.FollowWait(ctx, b, group, controlRemind, env.Logger.With("component", "control"), env.Registry)
 	if err != nil {
-		if ctx.Err() == nil {
-			env.Logger.Warn("run-time control disabled: the control stream cannot be read (create its topic with frontierctl topics)", "err", err)
-		}
-		return nil
+		return nil, fmt.Errorf("control stream: %w", err)
 	}
-	return f
+	return f, nil
 }
