@@ -22,7 +22,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// specRequest is R of frontera-0.8-spec.md §1.3.
+// specRequest is a feed request R; specR is its msgpack encoding as Frontera 0.8 writes it.
 func specRequest() *frontier.Request {
 	return &frontier.Request{URL: "http://example.com/", Method: "GET", Meta: frontier.Map{
 		{Key: []byte("fingerprint"), Value: []byte("89e6a0649e06d83370cdf2cbfb05f363934a8d0c")},
@@ -34,7 +34,7 @@ const specR = "95 b3 687474703a2f2f6578616d706c652e636f6d2f c4 03 474554 80 80 8
 	"3839653661303634396530366438333337306364663263626662303566333633393334613864306300 c403 6a6964 00"
 
 func TestSpecGoldenBytes(t *testing.T) {
-	// The golden R in the spec elides the fingerprint; spell it out: hex of the 40 ASCII hex digits.
+	// The golden R elides the fingerprint; spell it out: hex of the 40 ASCII hex digits.
 	r := strings.Replace(specR, "3839653661303634396530366438333337306364663263626662303566333633393334613864306300",
 		hex.EncodeToString([]byte("89e6a0649e06d83370cdf2cbfb05f363934a8d0c")), 1)
 	for _, tc := range []struct {

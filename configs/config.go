@@ -63,7 +63,7 @@ type MetricsConfig struct {
 	Addr string `mapstructure:"addr"`
 }
 
-// IdentityConfig chooses how URLs are identified (DESIGN.md §2).
+// IdentityConfig chooses how URLs are identified (package identity).
 type IdentityConfig struct {
 	// Canonicalization is the canonical-URL rule set: "w3lib-2.5" (what Scrapy installs today) or "w3lib-1.22"
 	// (Frontera's era; its fingerprints match data written by Frontera).
@@ -72,7 +72,7 @@ type IdentityConfig struct {
 	Fingerprint string `mapstructure:"fingerprint"`
 }
 
-// StreamsConfig names the three streams of DESIGN.md §1.
+// StreamsConfig names the streams (bus/topology.go declares how each is keyed and read).
 type StreamsConfig struct {
 	SpiderLog  StreamConfig `mapstructure:"spider_log"`
 	ScoringLog StreamConfig `mapstructure:"scoring_log"`

@@ -1,8 +1,8 @@
-// Package configs loads Frontier's configuration (DESIGN.md §8): one YAML file per role under configs/
+// Package configs loads Frontier's configuration (docs/operations.md): one YAML file per role under configs/
 // (spider.yaml, strategyworker.yaml, dbworker.yaml, standalone.yaml), on top of a shared common.yaml, overridden
 // by FRONTIER_* environment variables and by --set key=value flags, in that order of precedence (last wins).
 //
-// The root Config composes the Config types that live next to their code (STYLE.md C6). Loading is strict:
+// The root Config composes the Config types that live next to their code (each package's Config, DefaultConfig and Validate). Loading is strict:
 //
 //   - an unknown key in a file stops the start with the file's name and the key ("configs: spider.yaml: unknown
 //     key \"spider.user_agnt\"");

@@ -1,4 +1,4 @@
-// Package dbworker is the DB worker (DESIGN.md §1, §4, §7). It has three roles, which can run in one process
+// Package dbworker is the DB worker (docs/architecture.md). It has three roles, which can run in one process
 // or apart (Config.Roles):
 //
 //   - scoring: reads the scoring log and schedules every update_score with Schedule=true into the queue (one
@@ -10,7 +10,7 @@
 //   - links: reads the spider log and records page metadata (first seen, last fetched, status, error, and the
 //     target of a 3xx answer, which the spider reports as a link carrying redirect_times).
 //
-// Flow control (DESIGN.md invariant 4): the batch generator runs at once when the scoring role queued
+// Flow control (docs/architecture.md, invariant 4): the batch generator runs at once when the scoring role queued
 // something or the links role read fetch outcomes, and otherwise re-checks every Config.PollInterval, so a
 // partition that becomes ready gets its batch within that interval (Frontera slept 30 s). Where this process
 // reads every outcome (the links role over the whole spider log), each host's share of a batch follows its

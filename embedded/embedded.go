@@ -1,4 +1,4 @@
-// Package embedded is Frontier's single-process mode (DESIGN.md §7): the spiders, the strategy workers and the
+// Package embedded is Frontier's single-process mode (docs/architecture.md): the spiders, the strategy workers and the
 // DB worker run as goroutines over a durable in-process bus (bus/pebblebus) and one Pebble database
 // (pebblestore), with the same worker code the cluster runs over Kafka and HBase. It is the quick start, and the
 // right choice for a crawl that fits one machine.

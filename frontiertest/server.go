@@ -7,7 +7,7 @@ import (
 
 // Server returns the value of the environment variable name, which deploy/env sets for the servers deploy/up
 // started (FRONTIER_TEST_KAFKA, FRONTIER_TEST_HBASE, FRONTIER_TEST_DEPLOY_DIR, …). When it is unset the test is
-// skipped on a developer's machine, and fails under CI=true, where a missing server is a failure (STYLE.md C14).
+// skipped on a developer's machine, and fails under CI=true, where a missing server is a failure.
 func Server(tb testing.TB, name string) string {
 	tb.Helper()
 	v := os.Getenv(name)

@@ -88,7 +88,7 @@ func TestCanonicalizeVectors(t *testing.T) {
 	}
 }
 
-// TestCanonicalizeSpecTable is the table of frontera-0.8-spec.md §9.1, which describes w3lib 1.17–1.22,
+// TestCanonicalizeSpecTable is the table of Frontera 0.8's canonicalization rules, which describes w3lib 1.17–1.22,
 // plus what w3lib 2.5 makes of the same inputs.
 func TestCanonicalizeSpecTable(t *testing.T) {
 	for _, tc := range []struct{ in, want122, want25 string }{

@@ -131,7 +131,8 @@ func TestScrapyFingerprintVectors(t *testing.T) {
 	}
 }
 
-// TestFingerprintSpecVectors holds the figures quoted in frontera-0.8-spec.md §4 and §9.2.
+// TestFingerprintSpecVectors holds reference figures of Frontera 0.8 and Scrapy fingerprints for a few URLs
+// (oracle/gen_fingerprints.py generates the full vector set from the real packages).
 func TestFingerprintSpecVectors(t *testing.T) {
 	hexKey := func(f KeyFingerprintFunc, key string) string {
 		b, err := f(nil, key)

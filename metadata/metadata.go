@@ -1,4 +1,4 @@
-// Package metadata records what the crawl learned about each page (DESIGN.md §4, "metadata") and the
+// Package metadata records what the crawl learned about each page (docs/architecture.md, "Stores": metadata) and the
 // per-domain counters strategies need ("domain metadata"). It defines the interfaces HBase and Pebble
 // implement and an in-memory implementation for unit tests.
 //

@@ -1,4 +1,4 @@
-// Package queue is the frontier's priority queue (DESIGN.md §4, "queue"): the Queue interface that HBase and
+// Package queue is the frontier's priority queue (docs/architecture.md, "Stores": queue): the Queue interface that HBase and
 // Pebble implement, and an in-memory implementation for unit tests.
 //
 // Contract, the cure for Frontera's queue bugs (#87, #393, #227, delete-before-send):

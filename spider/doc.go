@@ -1,4 +1,4 @@
-// Package spider is Frontier's fetcher (DESIGN.md §6): it reads its partition of the spider feed, fetches
+// Package spider is Frontier's fetcher (docs/architecture.md, "How a URL travels"): it reads its partition of the spider feed, fetches
 // each request politely, and reports every outcome on the spider log, where the strategy workers and the DB
 // worker pick it up.
 //
@@ -26,7 +26,7 @@
 //
 //   - page_crawled for a response (any status), Response.URL the requested URL. A request that is itself a
 //     redirect target carries the chain that led to it in its meta (see Redirects).
-//   - links_extracted for a 2xx HTML page, split into one message per link host (DESIGN.md §1), each keyed
+//   - links_extracted for a 2xx HTML page, split into one message per link host (docs/architecture.md, "Streams"), each keyed
 //     by that host's domain fingerprint and repeating the page request. Links carry fingerprint and domain meta.
 //   - request_error with a stable name (ErrorNames): DNSLookupError, ConnectionRefusedError, TimeoutError,
 //     TLSError, ConnectionLost, TooManyRedirects, RedirectLoop, RobotsDisallowed, RobotsUnavailable, InvalidURL,
@@ -47,7 +47,7 @@
 //
 // Why: a fetcher that follows redirects itself fetches the target without asking whether it was already
 // fetched. On a web where pages are reachable both directly and through a redirect that fetched one page in
-// five twice (DESIGN.md invariant 3), and a cross-host hop broke invariant 1 (a host fetched by a spider that
+// five twice (docs/architecture.md, invariant 3), and a cross-host hop broke invariant 1 (a host fetched by a spider that
 // does not own it, outside that host's politeness). Asking the owner synchronously would need a request/reply
 // path between roles that the streams do not have; reporting the target as a link reuses the path every URL
 // already takes. The cost is latency, not throughput: a redirected page is fetched one round through the

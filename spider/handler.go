@@ -23,7 +23,7 @@ type ResponseHandler interface {
 }
 
 // Flusher is an optional capability of a ResponseHandler: the spider calls Flush before every commit of the
-// feed offset, so what the handler stored for the committed requests is durable first (DESIGN.md invariant 2).
+// feed offset, so what the handler stored for the committed requests is durable first (docs/architecture.md, invariant 2).
 // An error keeps the offset where it is (the commit is retried at the next interval).
 type Flusher interface {
 	Flush() error

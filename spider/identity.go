@@ -8,7 +8,7 @@ import (
 	frontier "github.com/frontiercrawl/frontier"
 )
 
-// Identity is the part of the identity layer (DESIGN.md §2) the spider needs: the fingerprint of a URL and the
+// Identity is the part of the identity layer (package identity) the spider needs: the fingerprint of a URL and the
 // domain meta of its host, with the domain's fingerprint, which keys the spider log. Implementations must be
 // safe for concurrent use.
 type Identity interface {

@@ -227,7 +227,7 @@ func (s *Spider) Run(ctx context.Context) error {
 
 	runErr := s.feedLoop(ctx)
 
-	// Shutdown (STYLE.md C3): fetching has stopped; wait for the runners (their contexts are cancelled), then
+	// Shutdown (drain, flush, commit, then return nil): fetching has stopped; wait for the runners (their contexts are cancelled), then
 	// let the reporter finish what is done, then commit.
 	statsCancel()
 	<-statsDone

@@ -82,7 +82,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // before it is scheduled costs one store read.
 //
 // The cache must be the only writer of its fingerprints to the store (in Frontier, each host belongs to one
-// strategy worker: DESIGN.md §1), or it serves stale states.
+// strategy worker: docs/architecture.md, invariant 1), or it serves stale states.
 //
 // Safe for concurrent use: one mutex guards the table, released while Get reads the store; Flush holds it
 // while it writes. Call Flush before shutdown; the Cache does not own the Store and closes nothing.

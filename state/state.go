@@ -1,4 +1,4 @@
-// Package state holds the crawl state of every URL the frontier has seen (DESIGN.md §4, "states"): the Store
+// Package state holds the crawl state of every URL the frontier has seen (docs/architecture.md, "Stores": states): the Store
 // interface that HBase and Pebble implement, Memory (a map, for tests), a bounded write-back Cache in front
 // of a Store, and a Bloom filter (Bloom, BloomStore) that answers "certainly new" without a store read.
 // state/statetest is the conformance suite every Store passes, with benchmark helpers.

@@ -1,4 +1,4 @@
-// Package strategy is how a crawl decides what to fetch next (DESIGN.md §5). A Strategy sees the spider log's
+// Package strategy is how a crawl decides what to fetch next (docs/strategies.md). A Strategy sees the spider log's
 // events (seeds, page_crawled, links_extracted, request_error) with the crawl state of every URL involved, and
 // answers through a Context: new states, and requests to schedule with a score in [0, 1].
 //
@@ -16,7 +16,7 @@
 // The worker that drives a strategy is strategyworker. docs/strategies.md shows how to write one and build it
 // into the programs.
 //
-// The package does no I/O; it imports the frontier package and x/net/publicsuffix (STYLE.md level L1).
+// The package does no I/O; it imports the frontier package and x/net/publicsuffix (level 1 in internal/archtest).
 package strategy
 
 import (
@@ -72,7 +72,7 @@ type Strategy interface {
 }
 
 // Finisher is implemented by strategies that can declare the crawl finished (an optional capability,
-// STYLE.md C8). The worker stops cleanly once Finished returns true.
+// discovered by a type assertion). The worker stops cleanly once Finished returns true.
 type Finisher interface {
 	Finished() bool
 }

@@ -1,9 +1,9 @@
-// Package strategyworker runs a crawl strategy over one partition of the spider log (DESIGN.md §1, §5): it
+// Package strategyworker runs a crawl strategy over one partition of the spider log (docs/architecture.md; docs/strategies.md): it
 // reads the partition's events in batches, looks up the state of every URL involved through a bounded
 // write-back cache in front of the state store (the URL-seen test: exact, because each host belongs to exactly
 // one partition), lets the strategy decide, and publishes its decisions as update_score on the scoring log.
 //
-// Delivery (DESIGN.md invariant 2): for each batch the worker first sends the update_score messages and waits
+// Delivery (docs/architecture.md, invariant 2): for each batch the worker first sends the update_score messages and waits
 // for the bus to acknowledge them, then flushes the states the batch changed to the store, and only then
 // commits the spider-log offset. A crash replays the uncommitted batch; replaying is idempotent because a URL
 // the strategy already queued is QUEUED in the store (and the queue keeps one row per URL anyway).

@@ -17,7 +17,7 @@
 // Store keeps the URLFrontier frontier in a Pebble database of its own (standalone.data_dir/urlfrontier),
 // beside the standalone's crawl, not inside it: URLs put through the API are not scored by a strategy worker,
 // do not pass the crawl's URL-seen test and do not reach the spider log, and the standalone's spiders never
-// fetch them. The design DESIGN.md §7 asks for (the service standing where a spider stands, owning spider-feed
+// fetch them. The full design (the service standing where a spider stands, owning spider-feed
 // partitions and publishing page_crawled / links_extracted) is not built yet; docs/urlfrontier.md says what
 // it needs. What Store does give is the API's semantics, plus durability the reference service lacks: leases,
 // delays, blocks, limits and SetActive are stored and outlive a restart.

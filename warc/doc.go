@@ -44,7 +44,7 @@
 // A Writer is safe for concurrent use. Each call digests and compresses its records in the calling goroutine
 // and then appends them under a lock, so fetchers writing in parallel use several cores, and the records of
 // one call are contiguous. Writes go through a buffer: Flush writes it out and fsyncs the file, so call Flush
-// before committing or journaling the feed offsets of what was archived (DESIGN.md invariant 2): the spider
+// before committing or journaling the feed offsets of what was archived (docs/architecture.md, invariant 2): the spider
 // flushes once per spider-log report batch before it journals the batch's offsets (spider/journal.go), and
 // before every feed commit, so the cost is one fsync per batch, not per record. Close flushes, syncs,
 // closes and renames the last file; the owner of the Writer must call it. An I/O error is sticky: every later

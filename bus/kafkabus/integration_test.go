@@ -76,7 +76,7 @@ func TestFronteraPartitionOnBroker(t *testing.T) {
 	defer cancel()
 	b := realBus(t, brokers, map[bus.Stream]int{bus.SpiderFeed: 10, bus.SpiderLog: 5})
 
-	// Vectors from frontera-0.8-spec.md §2: crc32 of example.com is negative as a signed int, so Python's
+	// Vectors of Frontera 0.8's Crc32NamePartitioner: crc32 of example.com is negative as a signed int, so Python's
 	// floor-mod gives 9 where uint32 % 10 would give 5.
 	feed := []struct {
 		host string

@@ -1,5 +1,5 @@
 // Command spider runs one spider: it fetches the requests of its spider-feed partition politely and reports
-// every outcome on the spider log (DESIGN.md §6; package spider has the details).
+// every outcome on the spider log (package spider has the details).
 //
 // Usage: spider --config configs/spider.yaml --partition-id N [--seeds FILE] [--set key=value]…
 //

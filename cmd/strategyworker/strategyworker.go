@@ -1,4 +1,4 @@
-// Command strategyworker runs one strategy worker (DESIGN.md §1, §5): it owns spider-log partition
+// Command strategyworker runs one strategy worker (docs/architecture.md): it owns spider-log partition
 // --partition-id, runs the URL-seen test through a bounded cache over the HBase states table, scores new links
 // with the configured strategy (strategy_worker.strategy) and publishes update_score to the scoring log.
 //

@@ -1,4 +1,4 @@
-// Package cli is the shared bootstrap of Frontier's programs (STYLE.md C1, C2): it parses the flags, loads
+// Package cli is the shared bootstrap of Frontier's programs: it parses the flags, loads
 // the configuration, sets up slog, serves /metrics and /healthz, and runs the role's worker beside them in one
 // run group, so that the first actor to stop stops the others.
 //
@@ -105,7 +105,7 @@ func (h *Health) Check() []string {
 	return out
 }
 
-// RunFunc runs a role until ctx ends or the work is done; it returns nil on a clean stop (STYLE.md C3).
+// RunFunc runs a role until ctx ends or the work is done; it returns nil on a clean stop (drained, flushed and committed).
 type RunFunc func(ctx context.Context, env Env) error
 
 // ErrUsage is returned (wrapped) when the command line is wrong; Main has printed the usage already.
