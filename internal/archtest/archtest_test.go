@@ -30,7 +30,7 @@ var levels = map[string]int{
 	"metadata": 1, "metadata/metadatatest": 1,
 	"strategy": 1, "strategy/*": 1, "scope": 1,
 	"bus": 1, "bus/*": 1,
-	"warc": 1, "crawlstatus": 1,
+	"warc": 1, "crawlstatus": 1, "sitemap": 1,
 	"hbase": 2, "hbase/*": 2,
 	"pebblestore": 2, "control": 2,
 	"dbworker": 3, "strategyworker": 3,
