@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,8 +43,9 @@ import (
 // TestOperateClusterCrawl runs a small cluster crawl over real Kafka and HBase (topics and tables of its own)
 // and operates it with frontierctl as a person would: it blocks one host before any seed exists, adds the
 // seeds at run time, watches `status --json` report crawling, checks at the synthetic web's servers that the
-// blocked host got no request while every other host was crawled, unblocks it, and waits for `status` to
-// say finished (exit status 0) with totals equal to the outcomes on the spider log.
+// blocked host got no request while every other host was crawled, pauses and unblocks it and checks that
+// nothing is dispatched while paused, resumes, and waits for `status` to say finished (exit status 0) with
+// totals equal to the outcomes on the spider log.
 func TestOperateClusterCrawl(t *testing.T) {
 	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -153,10 +155,11 @@ hbase:
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(runCtx)
+	dbwControl := &countingControl{State: follow("dbworker")}
 	dbcfg := dbworker.DefaultConfig()
 	dbcfg.PollInterval = 50 * time.Millisecond
 	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
-		Counters: hb.Domains(), Control: follow("dbworker"), Logger: log, Registerer: rec})
+		Counters: hb.Domains(), Control: dbwControl, Logger: log, Registerer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +282,36 @@ hbase:
 	}
 	t.Logf("while %s was blocked: %d crawled, %d errors, %d of its URLs queued", blocked, held.Totals.Crawled, held.Totals.Errors, held.Totals.Queued)
 
+	// Pause, then unblock: the blocked host's URLs are queued and unblocked, and still nothing is dispatched while
+	// paused. Every round of the batch generator asks Paused first; after a few rounds that found the crawl paused
+	// with the unblock applied, the host has had no request and its URLs are still queued.
+	ctl("pause")
+	waitFor("the pause to be applied by every worker", func() bool {
+		for _, f := range followers {
+			if !f.State.Paused() {
+				return false
+			}
+		}
+		return true
+	})
 	ctl("unblock", blocked)
+	waitFor("the unblock to be applied by every worker", func() bool {
+		for _, f := range followers {
+			if f.State.Blocked(blocked) {
+				return false
+			}
+		}
+		return true
+	})
+	rounds := dbwControl.pausedRounds.Load()
+	waitFor("the batch generator to find the crawl paused 5 times", func() bool { return dbwControl.pausedRounds.Load() >= rounds+5 })
+	if n := len(blockedHost.Requests()); n != 0 {
+		t.Fatalf("the unblocked host %s answered %d requests while dispatch was paused", blocked, n)
+	}
+	if s := status(); s.Totals.Queued != held.Totals.Queued || !s.Control.Paused {
+		t.Fatalf("while paused: %d queued (want the %d held for %s), control %+v", s.Totals.Queued, held.Totals.Queued, blocked, s.Control)
+	}
+	ctl("resume")
 	var final crawlstatus.Status
 	waitFor("status to say finished", func() bool {
 		final = status()
@@ -359,6 +391,20 @@ hbase:
 	}
 	t.Logf("standalone crawl for the scrape: %d pages", sum.Pages)
 	checkMonitoring(t, scrape(reg)+scrape(sreg), rec.names)
+}
+
+// countingControl is the DB worker's control state, counting the times the batch generator found the crawl paused.
+type countingControl struct {
+	*control.State
+	pausedRounds atomic.Int64
+}
+
+func (c *countingControl) Paused() bool {
+	p := c.State.Paused()
+	if p {
+		c.pausedRounds.Add(1)
+	}
+	return p
 }
 
 // first passes reg to instance 0 of a role only: two instances cannot register the same names.
