@@ -58,3 +58,7 @@ require (
 	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// This example builds against the Frontier checkout it lives in. In a project of your own, drop the replace
+// line and require a released version instead.
+replace github.com/frontiercrawl/frontier => ../..
