@@ -170,7 +170,9 @@ func urls(infos []*pb.URLInfo) []string {
 
 func sorted(s []string) []string { slices.Sort(s); return s }
 
-func crawlParams(crawl string) *pb.GetParams { return &pb.GetParams{Item: &pb.GetParams_CrawlID{CrawlID: crawl}} }
+func crawlParams(crawl string) *pb.GetParams {
+	return &pb.GetParams{Item: &pb.GetParams_CrawlID{CrawlID: crawl}}
+}
 
 func must[T any](t *testing.T) func(T, error) T {
 	return func(v T, err error) T {
