@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -27,14 +28,18 @@ type StoreConfig struct {
 	// DefaultDelay is the least time between two sends of one queue until SetDelay sets another (1 s, as in the
 	// reference service); a default set by SetDelay is stored and outlives a restart.
 	DefaultDelay time.Duration
+	// CacheBytes is Pebble's block cache (the memtable is an eighth of it, at most 32 MiB).
+	CacheBytes int64
 	// FS is the file system; nil is the OS (tests may use vfs.NewMem()).
 	FS vfs.FS
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
 
-// DefaultStoreConfig returns synced writes and a 1 s default delay.
-func DefaultStoreConfig() StoreConfig { return StoreConfig{Sync: true, DefaultDelay: time.Second} }
+// DefaultStoreConfig returns synced writes, a 1 s default delay and a 64 MiB block cache.
+func DefaultStoreConfig() StoreConfig {
+	return StoreConfig{Sync: true, DefaultDelay: time.Second, CacheBytes: 64 << 20}
+}
 
 // Store is the standalone's URLFrontier backend: every URL, queue, lease, delay, block and limit in one
 // Pebble database (see the package doc for the key layout). Safe for concurrent use.
@@ -80,7 +85,15 @@ func OpenStore(cfg StoreConfig, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := &pebble.Options{FS: cfg.FS, Logger: pebbleLogger{log}}
+	cache := pebble.NewCache(max(cfg.CacheBytes, 1<<20))
+	defer cache.Unref()
+	opts := &pebble.Options{FS: cfg.FS, Cache: cache, Logger: pebbleLogger{log},
+		MemTableSize: uint64(min(max(cfg.CacheBytes/8, 1<<20), 32<<20))}
+	// Most puts look up a URL that is not there; table-level Bloom filters answer those without reading
+	// a block.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
 	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("urlfrontier: open %s: %w", cfg.Dir, err)

@@ -1,0 +1,212 @@
+package urlfrontier_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/frontiercrawl/frontier/urlfrontier"
+	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
+)
+
+// cpuTime is the process's user+sys CPU time (server and client: both run in this process).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchServer serves a fresh Store (synced writes, the standalone's default) on a loopback port.
+func benchServer(b *testing.B) pb.URLFrontierClient {
+	b.Helper()
+	cfg := urlfrontier.DefaultStoreConfig()
+	cfg.Dir = b.TempDir()
+	st, err := urlfrontier.OpenStore(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := grpc.NewServer()
+	urlfrontier.NewServer(urlfrontier.ServerDeps{Backend: st}).Register(g)
+	go g.Serve(ln)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		conn.Close()
+		g.Stop()
+		st.Close()
+	})
+	c := pb.NewURLFrontierClient(conn)
+	if _, err := c.SetDelay(context.Background(), &pb.QueueDelayParams{DelayRequestable: 0}); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// stream sends items on one PutURLs stream without waiting, and returns once every ack arrived.
+func stream(ctx context.Context, c pb.URLFrontierClient, items []*pb.URLItem) error {
+	st, err := c.PutURLs(ctx)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() {
+		n := 0
+		for {
+			a, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				if n != len(items) {
+					err = fmt.Errorf("%d acks for %d items", n, len(items))
+				} else {
+					err = nil
+				}
+				errc <- err
+				return
+			}
+			if err != nil {
+				errc <- err
+				return
+			}
+			if a.Status == pb.AckMessage_FAIL {
+				errc <- fmt.Errorf("ack FAIL for %s", a.ID)
+				return
+			}
+			n++
+		}
+	}()
+	for _, it := range items {
+		if err := st.Send(it); err != nil {
+			return err
+		}
+	}
+	if err := st.CloseSend(); err != nil {
+		return err
+	}
+	return <-errc
+}
+
+func discoveredURL(i int) *pb.URLItem {
+	return discovered(&pb.URLInfo{Url: fmt.Sprintf("https://host%d.example.com/path/page-%d.html", i%1000, i)})
+}
+
+// BenchmarkPutURLs: 100,000 discovered URLs over 1,000 queues on 2 concurrent PutURLs streams, into an empty
+// frontier or one that already knows 45% of them (those are acknowledged SKIPPED).
+func BenchmarkPutURLs(b *testing.B) {
+	const n = 100_000
+	for _, known := range []int{0, 45} {
+		b.Run(fmt.Sprintf("known=%d%%", known), func(b *testing.B) {
+			var wall, cpu time.Duration
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				c := benchServer(b)
+				items := make([]*pb.URLItem, n)
+				for j := range items {
+					items[j] = discoveredURL(i*n*10 + j)
+				}
+				if known > 0 {
+					// The known ones are spread over the whole input, as duplicates among outlinks are.
+					var pre []*pb.URLItem
+					for j := range items {
+						if j%100 < known {
+							pre = append(pre, items[j])
+						}
+					}
+					if err := stream(context.Background(), c, pre); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				t0, c0 := time.Now(), cpuTime()
+				var wg sync.WaitGroup
+				errs := make([]error, 2)
+				for s := range 2 {
+					wg.Go(func() { errs[s] = stream(context.Background(), c, items[s*n/2:(s+1)*n/2]) })
+				}
+				wg.Wait()
+				wall += time.Since(t0)
+				cpu += cpuTime() - c0
+				if err := errors.Join(errs...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			urls := float64(b.N * n)
+			b.ReportMetric(urls/wall.Seconds(), "URLs/s")
+			b.ReportMetric(cpu.Seconds()/(urls/1000), "cpu-s/1000URLs")
+		})
+	}
+}
+
+// BenchmarkGetAck: a crawl loop over 1,000 queues of 200 URLs each: GetURLs (up to 10 URLs from each of up to
+// 100 queues) and a PutURLs known (refetchable_from_date 0: done) for every URL received, on one client. One
+// op is one cycle.
+func BenchmarkGetAck(b *testing.B) {
+	c := benchServer(b)
+	ctx := context.Background()
+	const queues, perQueue = 1000, 200
+	items := make([]*pb.URLItem, 0, queues*perQueue)
+	for j := range queues * perQueue {
+		items = append(items, discoveredURL(j))
+	}
+	if err := stream(ctx, c, items); err != nil {
+		b.Fatal(err)
+	}
+	acks, err := c.PutURLs(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var got int64
+	var cpu time.Duration
+	for b.Loop() {
+		c0 := cpuTime()
+		gs, err := c.GetURLs(ctx, &pb.GetParams{MaxQueues: 100, MaxUrlsPerQueue: 10, DelayRequestable: 60})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var batch []*pb.URLInfo
+		for {
+			u, err := gs.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch = append(batch, u)
+		}
+		if len(batch) == 0 {
+			b.Fatal("the frontier ran dry: raise perQueue")
+		}
+		for _, u := range batch {
+			if err := acks.Send(known(u, 0)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range batch {
+			if _, err := acks.Recv(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		got += int64(len(batch))
+		cpu += cpuTime() - c0
+	}
+	acks.CloseSend()
+	b.ReportMetric(float64(got)/b.Elapsed().Seconds(), "URLs/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+	b.ReportMetric(cpu.Seconds()/(float64(got)/1000), "cpu-s/1000URLs")
+}
