@@ -16,6 +16,11 @@
 //	frontierctl block|unblock [--config F] [--set k=v]… HOST_OR_DOMAIN…
 //	frontierctl pause|resume [--config F] [--set k=v]…
 //	frontierctl accept-loss --stream S --group G [--config F] [--set k=v]… [--dry-run]
+//	frontierctl urlfrontier [--addr host:port] [--crawl ID] put|get|done|stats|queues|block|delay …
+//
+// urlfrontier is a small client of a URLFrontier service (standalone --urlfrontier ADDR, docs/urlfrontier.md):
+// put seeds, lease and acknowledge URLs, read counters, block and slow queues; `frontierctl urlfrontier -h`
+// lists its commands.
 //
 // status prints totals (queued, in flight, crawled, errors), pages/s over the last minute, the lag of every
 // spider-feed, spider-log and scoring-log partition per consumer group, the queue depth of each spider-feed
@@ -96,6 +101,7 @@ const usage = `usage:
   frontierctl block|unblock [--config F] [--set k=v]... HOST_OR_DOMAIN...
   frontierctl pause|resume [--config F] [--set k=v]...
   frontierctl accept-loss --stream spider-log|scoring-log|spider-feed --group G [--config F] [--set k=v]... [--dry-run]
+  frontierctl urlfrontier [--addr host:port] [--crawl ID] put|get|done|stats|queues|block|delay ...
 status exits 0 when the crawl is finished, 3 while crawling, 4 when idle with work left.`
 
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
@@ -127,6 +133,8 @@ func dispatch(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return topics(ctx, args[1:], environ, stdout, stderr)
 	case "hbase-schema":
 		return hbaseSchema(ctx, args[1:], environ, stdout, stderr)
+	case "urlfrontier":
+		return urlfrontierCmd(ctx, args[1:], stdout, stderr)
 	case "probe":
 		if len(args) < 2 {
 			return fmt.Errorf("%w: probe what? (kafka or hbase)", errUsage)
