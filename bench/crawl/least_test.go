@@ -37,6 +37,7 @@ type least struct {
 	pages   atomic.Int64
 	errs    atomic.Int64
 	last    atomic.Int64
+	prog    *arrivals
 }
 
 const (
@@ -180,6 +181,7 @@ func (c *least) fetch(lu leastURL) (retry bool) {
 	err := c.get(lu.u, func(status int, hdr http.Header, body []byte) {
 		c.pages.Add(1)
 		c.last.Store(time.Now().UnixNano())
+		c.prog.note()
 		switch {
 		case status >= 300 && status < 400:
 			if loc, err := lu.u.Parse(hdr.Get("Location")); err == nil {
@@ -210,6 +212,7 @@ func crawlLeast(spec crawlSpec) (crawlResult, error) {
 	}
 	c := newLeast(spec.Delay, len(seeds))
 	start := time.Now()
+	c.prog = &arrivals{start: start}
 	for _, s := range seeds {
 		c.add(s)
 	}
@@ -220,7 +223,8 @@ func crawlLeast(spec crawlSpec) (crawlResult, error) {
 	case <-time.After(spec.Timeout):
 		return crawlResult{}, errTimeout(spec.Timeout)
 	}
-	return crawlResult{Responses: c.pages.Load(), Errors: c.errs.Load(), Wall: time.Duration(c.last.Load() - start.UnixNano())}, nil
+	return crawlResult{Responses: c.pages.Load(), Errors: c.errs.Load(), Wall: time.Duration(c.last.Load() - start.UnixNano()),
+		Quantiles: c.prog.quantiles()}, nil
 }
 
 // readSeeds reads a seed file: one URL a line.

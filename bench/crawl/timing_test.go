@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/scope"
+	"github.com/frontiercrawl/frontier/spider"
 )
 
 // The timing bench (TestTimingWeb) crawls the loopback web with the real web's timing (web.Timing) with
@@ -89,7 +92,48 @@ type crawlResult struct {
 	Responses int64         // responses handled (any status)
 	Errors    int64         // fetches that failed without a response
 	Wall      time.Duration // from the start to the last response
+	// Quantiles are when the 50th, 90th and 99th percentiles of the responses had come: a crawl whose last
+	// pages trail (retries waiting out their back-off, late hosts) shows it here.
+	Quantiles [3]time.Duration
 	Err       string
+}
+
+// arrivals notes when each response came, for crawlResult.Quantiles.
+type arrivals struct {
+	mu    sync.Mutex
+	start time.Time
+	at    []time.Duration
+}
+
+func (p *arrivals) note() {
+	d := time.Since(p.start)
+	p.mu.Lock()
+	p.at = append(p.at, d)
+	p.mu.Unlock()
+}
+
+func (p *arrivals) quantiles() (q [3]time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.at) == 0 {
+		return q
+	}
+	slices.Sort(p.at)
+	for i, f := range []float64{0.5, 0.9, 0.99} {
+		q[i] = p.at[int(f*float64(len(p.at)-1))]
+	}
+	return q
+}
+
+// progressHandler is lastPage with progress notes.
+type progressHandler struct {
+	lastPage
+	p *arrivals
+}
+
+func (h *progressHandler) HandleResponse(ctx context.Context, f *spider.Fetched) error {
+	h.p.note()
+	return h.lastPage.HandleResponse(ctx, f)
 }
 
 func crawlChild(raw string) int {
@@ -139,8 +183,8 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), spec.Timeout)
 	defer cancel()
-	lp := &lastPage{}
 	start := time.Now()
+	lp := &progressHandler{p: &arrivals{start: start}}
 	sum, err := embedded.Run(ctx, cfg, embedded.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp})
 	if err != nil {
 		return crawlResult{}, err
@@ -148,7 +192,8 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	if ctx.Err() != nil {
 		return crawlResult{}, fmt.Errorf("the crawl did not finish in %v", spec.Timeout)
 	}
-	return crawlResult{Responses: sum.Pages, Errors: sum.Errors, Wall: time.Duration(lp.last.Load() - start.UnixNano())}, nil
+	return crawlResult{Responses: sum.Pages, Errors: sum.Errors, Wall: time.Duration(lp.last.Load() - start.UnixNano()),
+		Quantiles: lp.p.quantiles()}, nil
 }
 
 // childRun is one crawler's run as the parent measured it.
@@ -251,7 +296,9 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		reportMem(t, nil, "timing web "+crawler+" "+desc, unique, r.res.Wall, r.cpu, r.maxRSS, load,
 			"reachable", r.web.Reachable, "missing", r.web.Missing, "served twice", r.web.Twice,
 			"unserved (failed, never retried)", r.web.Unserved, "robots violations", r.web.RobotsViolations,
-			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU)
+			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU,
+			"responses by p50/p90/p99", fmt.Sprintf("%v/%v/%v", r.res.Quantiles[0].Round(time.Millisecond),
+				r.res.Quantiles[1].Round(time.Millisecond), r.res.Quantiles[2].Round(time.Millisecond)))
 		if r.web.RobotsViolations != 0 {
 			t.Errorf("%s: %d robots.txt violations", crawler, r.web.RobotsViolations)
 		}
