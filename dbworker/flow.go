@@ -3,6 +3,7 @@ package dbworker
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/frontiercrawl/frontier"
@@ -111,13 +112,26 @@ type flow struct {
 	mu      sync.Mutex
 	hosts   map[string]*hostFlow
 	swept   time.Time
+	// gen counts the events that can give a batch something new: outcomes read (a host has room) and items
+	// scheduled (a host has rows). parts is the batch generator's own record per partition (its goroutine only).
+	gen   atomic.Int64
+	parts map[int]*partFlow
+}
+
+// partFlow is when a partition's last Next ran, what gen was then, and whether it came back full.
+type partFlow struct {
+	at      time.Time
+	gen     int64
+	full    bool
+	scanGen int64 // gen when the scan flowDue allowed began
 }
 
 func newFlow(cfg FlowConfig, perHost int) *flow {
 	if perHost <= 0 {
 		perHost = cfg.MaxDepth
 	}
-	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{}}
+	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{},
+		parts: map[int]*partFlow{}}
 }
 
 // caps returns the HostCap function of one batch at now.
@@ -264,10 +278,60 @@ func (w *Worker) outcomes(events []frontier.Message) {
 			n++
 		}
 	}
+	if n > 0 {
+		w.flow.gen.Add(1)
+	}
 	if n > 0 && w.flowActive() {
 		select {
 		case w.wake <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// flowRescan is how often a partition is scanned while the flow runs even when nothing was read or scheduled
+// since its last scan: rows become due (retries, revisits) and outstanding requests expire on their own.
+const flowRescan = time.Second
+
+// flowDue reports whether partition p's next batch is worth a scan now. While the flow runs the lag no longer
+// gates the scans (see ready), so without this every poll and every wake would scan the queue past every
+// host that has no room: a partition is scanned again right away when its last batch came back full; else
+// at most about once a poll interval, and only if an outcome was read or an item scheduled since its last scan (or
+// flowRescan passed).
+func (w *Worker) flowDue(p int, now time.Time) bool {
+	if w.flow == nil {
+		return true
+	}
+	pf := w.flow.parts[p]
+	if pf == nil {
+		pf = &partFlow{}
+		w.flow.parts[p] = pf
+	}
+	g := w.flow.gen.Load()
+	pf.scanGen = g // an event during the scan makes the next one due
+	if !w.flowActive() || pf.full {
+		return true
+	}
+	since := now.Sub(pf.at)
+	if since < w.cfg.PollInterval/2 { // half: the ticker's next poll is due, give or take its jitter
+		return false
+	}
+	return g != pf.gen || since >= flowRescan
+}
+
+// flowNexted records a scan of partition p (the batch generator's goroutine only).
+func (w *Worker) flowNexted(p int, now time.Time, full bool) {
+	if w.flow == nil {
+		return
+	}
+	if pf := w.flow.parts[p]; pf != nil {
+		pf.at, pf.gen, pf.full = now, pf.scanGen, full
+	}
+}
+
+// flowTouch notes that items were scheduled.
+func (w *Worker) flowTouch() {
+	if w.flow != nil {
+		w.flow.gen.Add(1)
 	}
 }

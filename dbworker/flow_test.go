@@ -153,3 +153,44 @@ func TestFlowWorker(t *testing.T) {
 	r.send(t, bus.SpiderLog, outcomes...)
 	waitFor(t, "more for the host once its outcomes are read", func() bool { n, _ := r.queue.Count(t.Context(), p); return n < 17 })
 }
+
+// TestFlowDue: while the flow runs, a partition is scanned again at once after a full batch, otherwise at most
+// about once a poll interval and only when something was read or scheduled, or a second passed.
+func TestFlowDue(t *testing.T) {
+	w := &Worker{cfg: DefaultConfig(), flow: newFlow(DefaultFlowConfig(), 4)}
+	w.flowOn.Store(true)
+	t0 := time.Unix(1000, 0)
+	poll := w.cfg.PollInterval
+	steps := []struct {
+		name  string
+		at    time.Duration
+		touch bool
+		scan  bool // run the scan if due
+		full  bool // the scan came back full
+		want  bool
+	}{
+		{name: "first scan", want: true, scan: true},
+		{name: "nothing happened", at: poll, want: false},
+		{name: "scheduled, but within half a poll", at: poll / 4, touch: true, want: false},
+		{name: "scheduled, a poll later", at: poll, want: true, scan: true, full: true},
+		{name: "the batch was full: at once", at: poll + time.Millisecond, want: true, scan: true},
+		{name: "quiet", at: 3 * poll, want: false},
+		{name: "a second without events", at: poll + time.Millisecond + flowRescan, want: true},
+	}
+	for _, s := range steps {
+		if s.touch {
+			w.flowTouch()
+		}
+		now := t0.Add(s.at)
+		if got := w.flowDue(0, now); got != s.want {
+			t.Fatalf("%s: due %v, want %v", s.name, got, s.want)
+		}
+		if s.scan {
+			w.flowNexted(0, now, s.full)
+		}
+	}
+	w.flowOn.Store(false)
+	if !w.flowDue(0, t0.Add(poll+2*time.Millisecond)) {
+		t.Error("without the flow running every poll scans")
+	}
+}

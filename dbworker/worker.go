@@ -322,6 +322,7 @@ func (w *Worker) runScoring(ctx context.Context) error {
 		}
 		w.m.scheduled.Add(float64(len(items)))
 		w.stats.scheduled.Add(int64(len(items)))
+		w.flowTouch()
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -411,11 +412,12 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (i
 		lag := lags[p]
 		w.m.lag.WithLabelValues(fmt.Sprint(p)).Set(float64(lag))
 		w.stats.lag.Store(sumLag(lags))
-		if !w.ready(p, lag) {
+		now := w.deps.Now()
+		if !w.ready(p, lag) || !w.flowDue(p, now) {
 			continue
 		}
-		now := w.deps.Now()
 		items, err := w.deps.Queue.Next(ctx, p, now.Unix(), w.limits(now))
+		w.flowNexted(p, now, len(items) >= w.cfg.FeedBatch)
 		if err != nil {
 			return sent, fmt.Errorf("dbworker: next batch of partition %d: %w", p, err)
 		}
