@@ -155,12 +155,12 @@ func TestFlowWorker(t *testing.T) {
 }
 
 // TestFlowDue: while the flow runs, a partition is scanned again at once after a full batch, otherwise at most
-// about once a poll interval and only when something was read or scheduled, or a second passed.
+// once every half round and only when something was read or scheduled, or a second passed.
 func TestFlowDue(t *testing.T) {
 	w := &Worker{cfg: DefaultConfig(), flow: newFlow(DefaultFlowConfig(), 4)}
 	w.flowOn.Store(true)
 	t0 := time.Unix(1000, 0)
-	poll := w.cfg.PollInterval
+	poll := w.cfg.Flow.Round // the scans' spacing: half of it
 	steps := []struct {
 		name  string
 		at    time.Duration
@@ -171,8 +171,8 @@ func TestFlowDue(t *testing.T) {
 	}{
 		{name: "first scan", want: true, scan: true},
 		{name: "nothing happened", at: poll, want: false},
-		{name: "scheduled, but within half a poll", at: poll / 4, touch: true, want: false},
-		{name: "scheduled, a poll later", at: poll, want: true, scan: true, full: true},
+		{name: "scheduled, but within half a round", at: poll / 4, touch: true, want: false},
+		{name: "scheduled, a round later", at: poll, want: true, scan: true, full: true},
 		{name: "the batch was full: at once", at: poll + time.Millisecond, want: true, scan: true},
 		{name: "quiet", at: 3 * poll, want: false},
 		{name: "a second without events", at: poll + time.Millisecond + flowRescan, want: true},

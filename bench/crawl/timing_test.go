@@ -39,6 +39,7 @@ var (
 	flagTimingSlow     = flag.Float64("crawl.timing.slowpages", 0.002, "fraction of pages that wait the latency maximum more")
 	flagTimingRedirect = flag.Float64("crawl.timing.redirects", 0.05, "fraction of links written through a redirect")
 	flagTimingCrawlers = flag.String("crawl.timing.crawlers", "frontier,least", "which crawlers run, in order")
+	flagTimingFlow     = flag.Bool("crawl.timing.flow", true, "the DB worker's per-host flow control (db_worker.flow.enabled); false: the fixed per_host, for a before/after on one tree")
 	flagChildProfile   = flag.String("crawl.childprofile", "", "write a CPU profile of each Frontier child crawl to this file (NAME is prefixed)")
 )
 
@@ -85,6 +86,7 @@ type crawlSpec struct {
 	Profile string // CPU profile of the Frontier child, if set
 	Spiders int
 	Batch   int
+	NoFlow  bool // db_worker.flow.enabled false
 }
 
 // crawlResult is what a crawling child reports on its stdout.
@@ -169,6 +171,7 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 		return crawlResult{}, err
 	}
 	cfg.Spider.Delay = spec.Delay
+	cfg.DBWorker.Flow.Enabled = !spec.NoFlow
 	cfg.StrategyWorker.Scope.Follow = scope.FollowAny
 	if spec.Profile != "" {
 		f, err := os.Create(spec.Profile)
@@ -284,7 +287,7 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 	for _, crawler := range strings.Split(*flagTimingCrawlers, ",") {
 		w := startWebSpec(t, string(raw))
 		spec := crawlSpec{Crawler: crawler, Delay: p.delay, Dir: filepath.Join(t.TempDir(), "data"),
-			Spiders: *flagSpiders, Batch: *flagBatch}
+			Spiders: *flagSpiders, Batch: *flagBatch, NoFlow: !*flagTimingFlow}
 		if crawler == "frontier" && *flagChildProfile != "" {
 			spec.Profile = filepath.Join(filepath.Dir(*flagChildProfile), strings.Fields(what)[0]+"-"+filepath.Base(*flagChildProfile))
 		}
@@ -293,7 +296,11 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		w.stop()
 		runs[crawler] = r
 		unique := int64(r.web.Reachable - r.web.Missing)
-		reportMem(t, nil, "timing web "+crawler+" "+desc, unique, r.res.Wall, r.cpu, r.maxRSS, load,
+		name := crawler
+		if crawler == "frontier" && !*flagTimingFlow {
+			name += " (flow off)"
+		}
+		reportMem(t, nil, "timing web "+name+" "+desc, unique, r.res.Wall, r.cpu, r.maxRSS, load,
 			"reachable", r.web.Reachable, "missing", r.web.Missing, "served twice", r.web.Twice,
 			"unserved (failed, never retried)", r.web.Unserved, "robots violations", r.web.RobotsViolations,
 			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU,
