@@ -24,6 +24,7 @@ type metrics struct {
 	hosts            prometheus.Gauge
 	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error, given_up
 	seeds            prometheus.Counter
+	sitemaps         *prometheus.CounterVec // sitemap entries and files, by outcome (sitemaps.go)
 	seedsInvalid     prometheus.Counter
 	handlerErrors    prometheus.Counter
 	decodeErrors     prometheus.Counter
@@ -66,6 +67,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Hosts with queued or running requests, or waiting out their delay."}),
 		robots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_robots_fetches_total",
 			Help: "robots.txt fetches, by outcome (ok, missing, unavailable, error, given_up: failing past robots_give_up, treated as absent)."}, []string{"outcome"}),
+		sitemaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_sitemaps_total",
+			Help: "Sitemap files and entries, by outcome (file_ok, file_error, entry, entry_skipped: outside the cross-host rule or not a URL, announced: robots.txt Sitemap lines sent as seeds)."}, []string{"outcome"}),
 		seeds: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_total",
 			Help: "Seed URLs published as add_seeds."}),
 		seedsInvalid: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_invalid_total",
@@ -87,7 +90,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
-			m.hosts, m.robots, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
+			m.hosts, m.robots, m.sitemaps, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
 			m.messagesReport, m.held)
 	}
 	return m

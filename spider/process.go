@@ -26,6 +26,10 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 		return
 	}
 	s.recordRobots(it)
+	if sitemapDepth(it.req) > 0 {
+		s.processSitemap(ctx, it)
+		return
+	}
 	if !s.gate(ctx, it.u) || s.hold(ctx, it) {
 		return
 	}
@@ -278,6 +282,7 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 		s.nBytes.Add(f.WireBytes)
 	}
 	s.robots.publish(origin(u), e)
+	s.announceSitemaps(ctx, u, e)
 	// The host's delay (now known, Crawl-delay included) runs from robots.txt's answer.
 	s.answered(u, answeredAt)
 }

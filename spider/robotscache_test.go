@@ -158,3 +158,37 @@ func TestRobotsRecordedOnSite(t *testing.T) {
 		}
 	}
 }
+
+// TestSendSitemaps: sitemaps go out as add_seeds keyed by their domain, marked with MetaKeySitemap 1 and the
+// owner when robots.txt listed them.
+func TestSendSitemaps(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	h.deps.Feed = h.feed.consumer()
+	s, err := New(testConfig(t), h.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sendSitemaps(t.Context(), []string{"http://a.test/sitemap.xml", "http://b.test/s.xml.gz"}, "a.test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sendSitemaps(t.Context(), []string{"sitemap.xml"}, ""); err == nil {
+		t.Error("a relative sitemap URL was sent")
+	}
+	var got []string
+	for _, r := range h.log.records() {
+		as, ok := r.msg.(*frontier.AddSeeds)
+		if !ok {
+			t.Fatalf("unexpected %T", r.msg)
+		}
+		for _, sd := range as.Seeds {
+			d, _ := sd.MetaDomain()
+			if d.Fingerprint != r.key || sitemapDepth(sd) != 1 || metaString(sd.Meta, MetaKeySitemapOwner) != "a.test" {
+				t.Errorf("seed %s: key %s, depth %d, owner %q", sd.URL, r.key, sitemapDepth(sd), metaString(sd.Meta, MetaKeySitemapOwner))
+			}
+			got = append(got, sd.URL)
+		}
+	}
+	if strings.Join(got, " ") != "http://a.test/sitemap.xml http://b.test/s.xml.gz" {
+		t.Errorf("sent %v", got)
+	}
+}

@@ -152,8 +152,8 @@ func (s *scoper) links(page *frontier.Request, links []*frontier.Request) []*fro
 
 // check returns why l (a link of a page at depth parent, or a redirect target) is dropped, or "".
 func (s *scoper) check(l *frontier.Request, parent int64) string {
-	if reason := s.f.Check(l.URL); reason != "" {
-		return reason
+	if reason := s.f.Check(l.URL); reason != "" && (reason != scope.ReasonExtension || !isSitemap(l)) {
+		return reason // a sitemap is fetched whatever its extension (sitemap.xml.gz)
 	}
 	depth := parent + 1
 	if isRedirectTarget(l) {
@@ -238,4 +238,13 @@ func (s *scoper) droppedCounts() []any {
 		}
 	}
 	return out
+}
+
+// metaSitemap marks a sitemap request (spider.MetaKeySitemap).
+const metaSitemap = "frontier_sitemap"
+
+// isSitemap reports whether r is a sitemap the spider will parse (meta spider.MetaKeySitemap).
+func isSitemap(r *frontier.Request) bool {
+	_, ok := r.Meta.Get(metaSitemap)
+	return ok
 }

@@ -166,3 +166,23 @@ func TestTemplateBudget(t *testing.T) {
 		t.Errorf("restarted worker dropped %d for the template budget, want 1", n)
 	}
 }
+
+// TestScopeSitemapExtension: a sitemap (meta frontier_sitemap) is followed whatever its extension; the same
+// URL as a plain link is not.
+func TestScopeSitemapExtension(t *testing.T) {
+	b, err := membus.New(membus.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	sc := scope.DefaultConfig()
+	sc.Follow = scope.FollowAny
+	w := scopeWorker(t, b, state.NewMemory(), metadata.NewMemoryDomains(), 0, sc)
+	sm := req("http://a.test/sitemap-1.xml.gz", -1)
+	sm.Meta.Set(metaSitemap, int64(2))
+	le := links(req("http://a.test/sitemap_index.xml", 0), "http://a.test/other.xml.gz")
+	le.Links = append(le.Links, sm)
+	if got := handled(t, w, b, le); !slices.Equal(got, []string{"http://a.test/sitemap-1.xml.gz"}) {
+		t.Errorf("scheduled %v, want only the sitemap", got)
+	}
+}

@@ -12,7 +12,7 @@
 //	frontierctl probe hbase [--addr host:port] [--timeout 5s]
 //	frontierctl status [--config F] [--set k=v]… [--json] [--watch 5s] [--top 10]    a cluster
 //	frontierctl status --data-dir DIR [--json] [--watch 5s]                          a standalone crawl
-//	frontierctl seeds add [--config F] [--set k=v]… FILE
+//	frontierctl seeds add [--config F] [--set k=v]… FILE | --sitemap URL…
 //	frontierctl block|unblock [--config F] [--set k=v]… HOST_OR_DOMAIN…
 //	frontierctl pause|resume [--config F] [--set k=v]…
 //	frontierctl accept-loss --stream S --group G [--config F] [--set k=v]… [--dry-run]
@@ -33,7 +33,8 @@
 // crawl it reads DATA_DIR/status.json, which the running process rewrites every second.
 //
 // seeds add publishes the seeds of FILE on the spider log exactly as a spider started with --seeds does (the
-// same parser; an invalid line is reported with its number and skipped). block and unblock (a name covers its
+// same parser; an invalid line is reported with its number and skipped); with --sitemap URL (repeatable) it
+// publishes sitemaps instead, which the crawl fetches with the pages or sitemaps they list. block and unblock (a name covers its
 // subdomains), pause and resume are appended to the control stream (streams.control); every DB worker and
 // spider applies them, logs "control command applied" with the command's id and counts it in
 // frontier_control_commands_total. A blocked host's queued URLs stay queued and are dispatched after unblock.
@@ -97,7 +98,7 @@ const usage = `usage:
   frontierctl probe hbase [--addr host:port] [--timeout 5s]
   frontierctl status [--config F] [--set k=v]... [--json] [--watch 5s] [--top 10]
   frontierctl status --data-dir DIR [--json] [--watch 5s]
-  frontierctl seeds add [--config F] [--set k=v]... FILE
+  frontierctl seeds add [--config F] [--set k=v]... FILE | --sitemap URL...
   frontierctl block|unblock [--config F] [--set k=v]... HOST_OR_DOMAIN...
   frontierctl pause|resume [--config F] [--set k=v]...
   frontierctl accept-loss --stream spider-log|scoring-log|spider-feed --group G [--config F] [--set k=v]... [--dry-run]

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,14 +64,23 @@ func seedsAdd(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	}
 	fs := newFlags("seeds add", stderr)
 	cf := addClusterFlags(fs, time.Minute)
+	var sitemaps []string
+	fs.Func("sitemap", "a sitemap `URL` to crawl: the pages (or sitemaps) it lists; repeatable, instead of FILE", func(v string) error {
+		u, err := url.Parse(v)
+		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("%q is not an absolute http(s) URL", v)
+		}
+		sitemaps = append(sitemaps, v)
+		return nil
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: seeds add: want exactly one seed file, got %d arguments", errUsage, fs.NArg())
+	if len(sitemaps) > 0 && fs.NArg() != 0 || len(sitemaps) == 0 && fs.NArg() != 1 {
+		return fmt.Errorf("%w: seeds add: want exactly one seed file or --sitemap URLs, got %d arguments and %d sitemaps", errUsage, fs.NArg(), len(sitemaps))
 	}
 	file := fs.Arg(0)
 	cfg, err := cf.load(environ)
@@ -97,6 +107,13 @@ func seedsAdd(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	scfg := spider.DefaultConfig()
 	scfg.StateDir = ""
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if len(sitemaps) > 0 {
+		if err := spider.InjectSitemaps(ctx, scfg, spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: log}}, sitemaps); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d sitemaps published on %s as seeds\n", len(sitemaps), cfg.Streams.SpiderLog.Topic)
+		return nil
+	}
 	if err := spider.InjectSeeds(ctx, scfg, spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: log}}, file); err != nil {
 		return err
 	}

@@ -80,6 +80,8 @@ func TestControlUsage(t *testing.T) {
 		{[]string{"pause", "now"}, `unexpected argument "now"`},
 		{[]string{"seeds"}, "seeds add FILE"},
 		{[]string{"seeds", "add"}, "exactly one seed file"},
+		{[]string{"seeds", "add", "--sitemap", "sitemap.xml"}, "not an absolute http(s) URL"},
+		{[]string{"seeds", "add", "--sitemap", "http://a.test/sitemap.xml", "seeds.txt"}, "exactly one seed file or --sitemap"},
 		{[]string{"status", "--watch", "x"}, "invalid value"},
 	} {
 		var stdout, stderr bytes.Buffer

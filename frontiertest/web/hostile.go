@@ -38,6 +38,9 @@ type Hostile struct {
 	// DeepPages adds to the last content host that many regular pages /articles/<word-slug> chained from its
 	// home page, so the last is DeepPages links deep (at most 576; see chains.go). 0: none.
 	DeepPages int
+	// SitemapPages adds to host1.test that many pages no page links to, listed only in its sitemaps, which its
+	// robots.txt names (see sitemaps.go). 0: none.
+	SitemapPages int
 }
 
 func (h Hostile) validate() error {
@@ -47,6 +50,9 @@ func (h Hostile) validate() error {
 	}
 	if h.Failing < 0 || h.Failing > 1 {
 		errs = append(errs, fmt.Errorf("web: hostile failing fraction = %v, want 0..1", h.Failing))
+	}
+	if h.SitemapPages < 0 || h.SitemapPages > maxDeepPages {
+		errs = append(errs, fmt.Errorf("web: hostile sitemap pages = %d, want 0..%d", h.SitemapPages, maxDeepPages))
 	}
 	if h.DeepPages < 0 || h.DeepPages > maxDeepPages {
 		errs = append(errs, fmt.Errorf("web: hostile deep pages = %d, want 0..%d", h.DeepPages, maxDeepPages))
@@ -85,6 +91,7 @@ var failModes = []struct{ status, n int }{{500, 1}, {502, 1}, {503, 2}, {504, 1}
 func hostile(g *graph, cfg Config, content []*Host, regular [][]*Page) {
 	hc := cfg.Hostile
 	chains(g, cfg, content, regular)
+	sitemapPages(g, cfg, content, regular)
 	for i := range content {
 		rng := rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)))
 		if hc.Failing > 0 {
@@ -134,6 +141,9 @@ func isTrap(key string) bool {
 
 // serveTrap answers a trap page; it reports false when key is none.
 func (h *Host) serveTrap(w http.ResponseWriter, key string) bool {
+	if h.serveSitemap(w, key) {
+		return true
+	}
 	if h.site.cfg.Hostile.Chains && h.serveChain(w, key) {
 		return true
 	}

@@ -797,7 +797,7 @@ func (h *Host) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := h.pages[key]
-	if p == nil && (h.site.cfg.Hostile.Traps || h.site.cfg.Hostile.Chains) && h.kind == hostContent && h.serveTrap(w, key) {
+	if p == nil && (h.site.cfg.Hostile.Traps || h.site.cfg.Hostile.Chains || h.site.cfg.Hostile.SitemapPages > 0) && h.kind == hostContent && h.serveTrap(w, key) {
 		return
 	}
 	if p == nil {
@@ -819,7 +819,7 @@ func (h *Host) robots(w http.ResponseWriter) {
 		if h.Robots == RobotsCrawlDelay {
 			delay = h.site.cfg.CrawlDelay
 		}
-		body := robotsTxt(h.Name, delay)
+		body := robotsTxt(h.Name, delay) + h.robotsSitemapLines()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		io.WriteString(w, body)

@@ -26,6 +26,14 @@
 // CRAWLED with a due time long past, or was crawled by another strategy and has none) is scheduled again
 // the next time a link to it is seen. Times are Unix seconds, from the worker's clock (Context.Now).
 //
+// # Sitemaps
+//
+// A link from a sitemap carries the page's lastmod (meta sitemap_lastmod, Unix milliseconds; see
+// spider/sitemaps.go). A crawled page whose lastmod is later than its last fetch could have been (its due
+// time minus min_interval: the last fetch was at least min_interval before it) has changed since: it is
+// fetched again now rather than at its due time, and its interval starts over. An older lastmod changes
+// nothing, so a sitemap re-read every day costs no fetch of the pages it says are unchanged.
+//
 // # Options
 //
 //	initial_interval  duration  default 24h
@@ -63,6 +71,8 @@ func init() {
 const (
 	MetaKeyInterval = "revisit_interval" // int, seconds: the interval that led to this fetch
 	MetaKeyDigest   = "revisit_digest"   // str: the body digest of the previous fetch
+	// MetaKeyLastMod is a sitemap entry's lastmod, Unix milliseconds (spider.MetaKeyLastMod).
+	MetaKeyLastMod = "sitemap_lastmod"
 )
 
 // Options configure the strategy; see the package doc.
@@ -146,7 +156,10 @@ func (s *Strategy) LinksExtracted(c strategy.Context, req *frontier.Request, lin
 				s.discover(c, l, d)
 			}
 		case frontier.Crawled:
-			if at := c.RevisitAt(l); at == 0 || at+int64(s.o.Max/time.Second) < now {
+			at := c.RevisitAt(l)
+			lastmod := metaInt(l, MetaKeyLastMod) / 1000
+			if at == 0 || at+int64(s.o.Max/time.Second) < now ||
+				lastmod > 0 && at > now && lastmod > at-int64(s.o.Min/time.Second) {
 				next := fresh(l)
 				next.SetMetaDepth(d)
 				s.revisit(c, next, now)

@@ -207,3 +207,36 @@ func TestDiscoveryAndLostRevisits(t *testing.T) {
 		t.Errorf("after an error: %+v", c.Scheduled[len(c.Scheduled)-1])
 	}
 }
+
+// TestSitemapLastMod: a sitemap link whose lastmod is after the page's last possible fetch (its due time less
+// min_interval) is fetched again now; an older lastmod, or none, leaves the queued revisit alone.
+func TestSitemapLastMod(t *testing.T) {
+	s, _ := New(opts())
+	c := strategytest.New(map[string]frontier.State{"http://a/changed": frontier.Crawled, "http://a/same": frontier.Crawled,
+		"http://a/plain": frontier.Crawled})
+	c.Clock = time.Unix(1_000_000, 0)
+	now := c.Clock.Unix()
+	due := now + 3*3600 // the last fetch was at least min_interval (1 h) before the due time
+	for _, u := range []string{"http://a/changed", "http://a/same", "http://a/plain"} {
+		c.Revisit[u] = due
+	}
+	link := func(u string, lastmod int64) *frontier.Request {
+		r := &frontier.Request{URL: u}
+		if lastmod > 0 {
+			r.Meta.Set(MetaKeyLastMod, lastmod*1000)
+		}
+		return r
+	}
+	minI := int64(opts().Min / time.Second)
+	parent := &frontier.Request{URL: "http://a/sitemap.xml"}
+	parent.SetMetaDepth(0)
+	s.LinksExtracted(c, parent, []*frontier.Request{
+		link("http://a/changed", due-minI+1), // after the latest the last fetch can have been
+		link("http://a/same", due-minI),      // not after it: maybe before the last fetch
+		link("http://a/plain", 0),
+	})
+	want := []strategytest.Scheduled{{URL: "http://a/changed", Score: 0.75, Depth: 1, NotBefore: now}}
+	if fmt.Sprint(c.Scheduled) != fmt.Sprint(want) {
+		t.Errorf("scheduled %+v\nwant      %+v", c.Scheduled, want)
+	}
+}
