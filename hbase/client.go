@@ -376,6 +376,11 @@ func dialConn(ctx context.Context, cfg Config) (*conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	return newConn(nc, cfg), nil
+}
+
+// newConn speaks the configured transport and protocol over nc.
+func newConn(nc net.Conn, cfg Config) *conn {
 	tconf := &thrift.TConfiguration{MaxMessageSize: 1 << 30, MaxFrameSize: 1 << 30}
 	var tr thrift.TTransport = netTransport{nc}
 	switch cfg.Transport {
@@ -391,7 +396,7 @@ func dialConn(ctx context.Context, cfg Config) (*conn, error) {
 	default:
 		iprot, oprot = thrift.NewTBinaryProtocolConf(tr, tconf), thrift.NewTBinaryProtocolConf(tr, tconf)
 	}
-	return &conn{svc: thrift2.NewTHBaseServiceClient(thrift.NewTStandardClient(iprot, oprot)), nc: nc}, nil
+	return &conn{svc: thrift2.NewTHBaseServiceClient(thrift.NewTStandardClient(iprot, oprot)), nc: nc}
 }
 
 // netTransport adapts a net.Conn to thrift.TTransport without thrift's TSocket, which resets the connection's

@@ -1,9 +1,9 @@
-// Package hbase implements Frontier's stores on Apache HBase (docs/architecture.md, "Stores"): state.Store (States),
-// queue.Queue (Queue), metadata.Store (Pages) and metadata.Domains (Domains), plus the schema step
-// (EnsureSchema). It talks to HBase through the HBase Thrift2 gateway
-// (org.apache.hadoop.hbase.thrift2.ThriftServer, the protocol Frontera's HBase backend used), because the
-// native Go client (gohbase) is not available from the module proxy. Bindings are generated into
-// internal/thrift2.
+// Package hbase implements Frontier's stores on Apache HBase (docs/architecture.md, "Stores"): state.Store
+// (States), queue.Queue (Queue), metadata.Store (Pages) and metadata.Domains (Domains), plus the schema step
+// (EnsureSchema) and a readiness probe (Probe, behind frontierctl probe hbase). It talks to HBase through the
+// HBase Thrift2 gateway (org.apache.hadoop.hbase.thrift2.ThriftServer, the protocol Frontera's HBase backend
+// used), because the native Go client (gohbase) is not available from the module proxy. Bindings are generated
+// into internal/thrift2.
 //
 // It imports frontier, queue, state and metadata, and no higher level (internal/archtest enforces the levels).
 //
