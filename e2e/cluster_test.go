@@ -4,26 +4,13 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"github.com/frontiercrawl/frontier/identity"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/frontiercrawl/frontier"
-	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/kafkabus"
-	"github.com/frontiercrawl/frontier/codec"
-	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/partition"
-	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/state"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
 	"github.com/frontiercrawl/frontier/strategyworker"
@@ -33,26 +20,20 @@ import (
 // and HBase, and checks that every page a polite crawler reaches was fetched exactly once, that robots.txt was
 // obeyed, and that the states in HBase say so.
 func TestClusterCrawl(t *testing.T) {
-	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost = 4, 12
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
 	site := web.Start(t, wcfg)
-	id, hb := clusterCrawl(t, kafkaAddr, hbaseAddr, site, strategyworker.DefaultConfig())
+	c := clusterCrawl(t, site, strategyworker.DefaultConfig())
+	id, hb := c.Identity, c.HBase
 
-	check, err := site.CheckCrawl(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !check.OK() {
-		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v, unserved %v",
-			check.Reachable, check.Missing, check.Twice, check.RobotsViolations, check.Unserved)
-	}
+	cluster.CheckCrawl(t, site, false)
 	fetched := site.Fetches()
 	// The URL-seen test's memory: a seed the servers answered is CRAWLED in HBase; one the spider could not
 	// fetch (host3's robots.txt answers 503) is ERROR.
 	fps := make([]frontier.Fingerprint, len(site.Seeds()))
 	for i, s := range site.Seeds() {
+		var err error
 		if fps[i], err = id.Fingerprint(s); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +60,6 @@ func TestClusterCrawl(t *testing.T) {
 // fetched, none is served twice, robots.txt is obeyed, the trap pages stay within the scope's limits and the
 // crawl goes quiet by itself.
 func TestClusterCrawlHostileWeb(t *testing.T) {
-	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost = 12, 150
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 1<<20
@@ -90,19 +70,13 @@ func TestClusterCrawlHostileWeb(t *testing.T) {
 	swcfg := strategyworker.DefaultConfig()
 	swcfg.Scope.MaxQueryVariants = 20
 	start := time.Now()
-	clusterCrawl(t, kafkaAddr, hbaseAddr, site, swcfg)
+	clusterCrawl(t, site, swcfg)
 	elapsed := time.Since(start)
 
-	check, err := site.CheckCrawl(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check := cluster.CheckCrawl(t, site, false)
 	traps := site.TrapFetches()
 	t.Logf("quiet after %v: reachable %d, coverage %.4f, served twice %d, unserved %d, robots violations %d, trap fetches %v",
 		elapsed, check.Reachable, check.Coverage(), len(check.Twice), len(check.Unserved), len(check.RobotsViolations), traps)
-	if !check.OK() {
-		t.Errorf("missing %v, served twice %v, robots violations %v, unserved %v", check.Missing, check.Twice, check.RobotsViolations, check.Unserved)
-	}
 	sc := swcfg.Scope
 	limit := 3*sc.MaxQueryVariants + sc.MaxRepeatedSegments + sc.MaxPathSegments - 1
 	for h, n := range traps {
@@ -114,153 +88,20 @@ func TestClusterCrawlHostileWeb(t *testing.T) {
 
 // clusterCrawl runs 2 spiders, 2 strategy workers (with swcfg) and a DB worker over Kafka topics and HBase
 // tables of their own, crawls site from its home pages until every stream is committed and the queue is
-// empty for a quiet second, and returns the identity and the HBase client (closed, its tables dropped, at the
-// test's end).
-func clusterCrawl(t *testing.T, kafkaAddr, hbaseAddr string, site *web.Site, swcfg strategyworker.Config) (identity.Identifier, *hbase.Client) {
+// empty for a quiet second, and returns the cluster (its HBase client open until the test's end).
+func clusterCrawl(t *testing.T, site *web.Site, swcfg strategyworker.Config) *cluster.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-	log := frontiertest.Logger(t)
-	run := fmt.Sprintf("e2e%d", time.Now().UnixNano()%1e9)
-
-	// Streams on topics of their own.
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: 2}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: 2}
-	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
-		{Name: kcfg.SpiderLog.Topic, Partitions: 2}, {Name: kcfg.ScoringLog.Topic, Partitions: 1}, {Name: kcfg.SpiderFeed.Topic, Partitions: 2},
-	}); err != nil {
+	env := cluster.New(t, "e2e", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
+	r := cluster.FastRoles()
+	r.StrategyWorker, r.Seeds, r.DialContext, r.Logger = swcfg, site.Seeds(), site.DialContext, frontiertest.Logger(t)
+	// The domain metadata store is shared: the seeds' scope and the budgets live there.
+	r.EditStrategyWorker = func(c *cluster.Cluster, _ int, d *strategyworker.Deps) { d.Domains = c.HBase.Domains() }
+	c := cluster.Start(t, ctx, env, r)
+	c.WaitIdle(t, ctx, time.Second)
+	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := kafkabus.New(kcfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-
-	// Tables of their own.
-	hcfg := hbase.DefaultConfig()
-	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, run+"_"
-	if err := hbase.EnsureSchema(ctx, hcfg); err != nil {
-		t.Fatal(err)
-	}
-	hb, err := hbase.New(ctx, hcfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := hb.DropTables(context.Background()); err != nil {
-			t.Logf("drop tables: %v", err)
-		}
-		hb.Close()
-	})
-
-	seeds := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := codec.Msgpack{}
-	runCtx, stop := context.WithCancel(ctx)
-	g, gctx := errgroup.WithContext(runCtx)
-
-	dbcfg := dbworker.DefaultConfig()
-	dbcfg.PollInterval = 50 * time.Millisecond
-	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Go(func() error { return dbw.Run(gctx) })
-	for p := range 2 {
-		// The domain metadata store is shared: the seeds' scope and the budgets live there.
-		sw, err := strategyworker.New(swcfg, strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Domains: hb.Domains(), Fingerprint: id.Fingerprint, Partition: p, Logger: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Go(func() error { return sw.Run(gctx) })
-	}
-	for p := range 2 {
-		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer feed.Close()
-		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Close()
-		scfg := spider.DefaultConfig()
-		scfg.Delay, scfg.RequestTimeout, scfg.MaxBodyBytes = 10*time.Millisecond, time.Second, 256<<10
-		scfg.CommitInterval, scfg.StateDir = 100*time.Millisecond, filepath.Join(t.TempDir(), "spider")
-		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Logger: log, DialContext: site.DialContext}
-		if p == 0 {
-			deps.Seeds = seeds
-		}
-		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
-	}
-
-	// Wait until every stream is committed by every group and the queue is empty, for a quiet second.
-	quiet := time.Time{}
-	busy := false
-	for {
-		idle, err := idle(ctx, b, hb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case !idle:
-			busy, quiet = true, time.Time{}
-		case busy && quiet.IsZero():
-			quiet = time.Now()
-		}
-		if busy && !quiet.IsZero() && time.Since(quiet) > time.Second {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the crawl did not finish in time")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	return id, hb
-}
-
-// idle reports whether every group has committed everything on every stream and the queue is empty.
-func idle(ctx context.Context, b *kafkabus.Bus, hb *hbase.Client) (bool, error) {
-	for _, sg := range []struct {
-		s bus.Stream
-		g string
-	}{
-		{bus.SpiderFeed, bus.GroupSpiderFeed},
-		{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
-		{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
-		{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
-	} {
-		lags, err := b.Lag(ctx, sg.s, sg.g)
-		if err != nil {
-			return false, err
-		}
-		for _, l := range lags {
-			if l != 0 {
-				return false, nil
-			}
-		}
-	}
-	for p := range b.Partitions(bus.SpiderFeed) {
-		n, err := hb.Queue().Count(ctx, p)
-		if err != nil || n != 0 {
-			return false, err
-		}
-	}
-	return true, nil
+	return c
 }

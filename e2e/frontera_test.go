@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,8 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,9 +20,8 @@ import (
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/partition"
 )
 
@@ -55,49 +50,17 @@ type fronteraReport struct {
 // and values (fingerprint, domain, score, jid), and that every host reached the spider of the partition
 // Frontera's own Crc32NamePartitioner picks for it.
 func TestFronteraSpiders(t *testing.T) {
-	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
-	root, python := fronteraHarness(t)
+	root, python, ctx := fronteraHarness(t)
 	begin := time.Now()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
 	log := frontiertest.Logger(t)
-	run := fmt.Sprintf("fr%d", time.Now().UnixNano()%1e9)
 	dir := t.TempDir()
 	const spiders, strategyWorkers = 2, 2
 
 	// Topics and tables of this run's own.
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: strategyWorkers}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: spiders}
-	kcfg.Control = kafkabus.StreamConfig{Topic: run + "-control", Partitions: 1} // Frontier's own; Frontera has none
-	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
-		{Name: kcfg.SpiderLog.Topic, Partitions: strategyWorkers}, {Name: kcfg.ScoringLog.Topic, Partitions: 1},
-		{Name: kcfg.SpiderFeed.Topic, Partitions: spiders}, {Name: kcfg.Control.Topic, Partitions: 1},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := kafkabus.New(kcfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	hcfg := hbase.DefaultConfig()
-	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, run+"_"
-	if err := hbase.EnsureSchema(ctx, hcfg); err != nil {
-		t.Fatal(err)
-	}
-	hb, err := hbase.New(ctx, hcfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
-			t.Logf("drop tables: %v", err)
-		}
-		hb.Close()
-	}()
+	env := cluster.New(t, "fr", cluster.Partitions{SpiderLog: strategyWorkers, ScoringLog: 1, SpiderFeed: spiders})
+	kcfg, kafkaAddr := env.Kafka, env.Kafka.Brokers[0]
+	b := env.Bus(t, "main", log, nil)
+	hb := env.HBaseClient(t, log, nil)
 
 	// The web, named by IP and port so that Scrapy's stock resolver and downloader reach it. Plain: only
 	// regular pages (robots.txt answers 404), since Scrapy is the fetcher under test here, not Frontier's spider.
@@ -115,38 +78,26 @@ func TestFronteraSpiders(t *testing.T) {
 
 	// Frontier's workers, as the binaries, on Frontera's defaults (configs/frontera-compat.yaml) with this
 	// run's topics, tables and partition counts.
-	bin := filepath.Join(dir, "bin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), "./cmd/strategyworker", "./cmd/dbworker")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	sets := []string{
-		"kafka.brokers=" + kafkaAddr, "hbase.addr=" + hbaseAddr, "hbase.table_prefix=" + run + "_",
-		"streams.spider_log.topic=" + kcfg.SpiderLog.Topic, fmt.Sprintf("streams.spider_log.partitions=%d", strategyWorkers),
-		"streams.scoring_log.topic=" + kcfg.ScoringLog.Topic,
-		"streams.spider_feed.topic=" + kcfg.SpiderFeed.Topic, fmt.Sprintf("streams.spider_feed.partitions=%d", spiders),
-		"streams.control.topic=" + kcfg.Control.Topic,
-		"metrics.addr=127.0.0.1:0", "stats_interval=5s", "log.level=info",
-	}
-	procs := &processes{t: t, dir: dir}
-	defer procs.stopAll()
+	bin := cluster.Build(t, ctx, "./cmd/strategyworker", "./cmd/dbworker")
+	sets := append(env.Sets(), "metrics.addr=127.0.0.1:0", "stats_interval=5s", "log.level=info")
+	procs := cluster.NewProcs(t, dir)
+	procs.StrictStop = true
 	compat := filepath.Join(root, "configs", "frontera-compat.yaml")
 	for p := range strategyWorkers {
 		args := []string{"--config", compat, "--partition-id", fmt.Sprint(p)}
 		for _, s := range sets {
 			args = append(args, "--set", s)
 		}
-		procs.start(ctx, fmt.Sprintf("strategyworker-%d", p), filepath.Join(bin, "strategyworker"), args, nil)
+		procs.Start(fmt.Sprintf("strategyworker-%d", p), cluster.Cmd{Path: filepath.Join(bin, "strategyworker"), Args: args})
 	}
 	args := []string{"--config", compat}
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
-	procs.start(ctx, "dbworker", filepath.Join(bin, "dbworker"), args, nil)
+	procs.Start("dbworker", cluster.Cmd{Path: filepath.Join(bin, "dbworker"), Args: args})
 
 	// The Frontera spiders; each says READY once its feed consumer holds its position.
-	env := []string{
+	frEnv := []string{
 		"FRONTERA_KAFKA_LOCATION=" + kafkaAddr,
 		"FRONTERA_SPIDER_LOG_TOPIC=" + kcfg.SpiderLog.Topic, "FRONTERA_SPIDER_FEED_TOPIC=" + kcfg.SpiderFeed.Topic,
 		"FRONTERA_SCORING_LOG_TOPIC=" + kcfg.ScoringLog.Topic,
@@ -157,8 +108,8 @@ func TestFronteraSpiders(t *testing.T) {
 	for p := range spiders {
 		reports[p] = filepath.Join(dir, fmt.Sprintf("report-%d.json", p))
 		name := fmt.Sprintf("frontera-spider-%d", p)
-		ready = append(ready, procs.start(ctx, name, python, []string{filepath.Join(root, "oracle", "interop", "crawl.py"),
-			"--partition", fmt.Sprint(p), "--report", reports[p]}, env))
+		ready = append(ready, procs.Start(name, cluster.Cmd{Path: python, Args: []string{filepath.Join(root, "oracle", "interop", "crawl.py"),
+			"--partition", fmt.Sprint(p), "--report", reports[p]}, Env: frEnv, Ready: "READY"}).Ready())
 	}
 	for p, r := range ready {
 		select {
@@ -172,10 +123,7 @@ func TestFronteraSpiders(t *testing.T) {
 	seeded := time.Now()
 	// Seeds: the add_seeds messages Frontier's `spider --seeds` sends (Frontera 0.8 adds seeds through its
 	// strategy worker instead), one per host, keyed by the host's fingerprint like every spider-log message.
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := cluster.Identity(t)
 	c := codec.Msgpack{}
 	out, err := b.Producer(ctx, bus.SpiderLog, partition.Fingerprint)
 	if err != nil {
@@ -206,40 +154,11 @@ func TestFronteraSpiders(t *testing.T) {
 
 	// Done when every group has committed everything, the queue is empty, and the servers saw no new request
 	// for 4 s (Frontera's spider commits its feed offset every 5 s, before it has fetched what it read).
-	var quietSince time.Time
-	lastFetches := -1
-	for {
-		if ctx.Err() != nil || procs.failed() {
-			t.Fatalf("the crawl did not finish: %d requests at the servers; %s", countFetches(site), procs.summary())
-		}
-		time.Sleep(250 * time.Millisecond)
-		ok, err := idle(ctx, b, hb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := countFetches(site)
-		if !ok || n != lastFetches || n == 0 {
-			lastFetches, quietSince = n, time.Time{}
-			continue
-		}
-		if quietSince.IsZero() {
-			quietSince = time.Now()
-		}
-		if time.Since(quietSince) > 4*time.Second {
-			break
-		}
-	}
+	waitQuiet(t, ctx, procs, site, 4*time.Second, func() (bool, error) { return cluster.Idle(ctx, b, hb.Queue()) })
 	crawled := time.Since(seeded)
-	procs.stopAll()
+	procs.Stop()
 
-	check, err := site.CheckCrawl(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !check.OK() {
-		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
-			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
-	}
+	check := cluster.CheckCrawl(t, site, false)
 	t.Logf("Frontera spiders through Frontier's workers: %d reachable URLs, %d fetched; started in %v, crawled in %v (4 s quiet included)",
 		check.Reachable, countFetches(site), seeded.Sub(begin).Round(time.Millisecond), crawled.Round(time.Millisecond))
 
@@ -304,6 +223,37 @@ func show[T any](v *T) string {
 	return fmt.Sprint(*v)
 }
 
+// waitQuiet waits until done holds and the servers answered a request and then no new one for quiet; it fails
+// the test when a process exits or ctx ends first.
+func waitQuiet(t *testing.T, ctx context.Context, procs *cluster.Procs, site *web.Site, quiet time.Duration, done func() (bool, error)) {
+	t.Helper()
+	var quietSince time.Time
+	last := -1
+	for {
+		if ctx.Err() != nil || len(procs.Unexpected()) > 0 {
+			check, _ := site.CheckCrawl(site.Seeds()...)
+			t.Fatalf("the crawl did not finish: %d requests at the servers, %d of %d reachable URLs fetched, missing %v; %s",
+				countFetches(site), check.Reachable-len(check.Missing), check.Reachable, check.Missing, procs.Summary())
+		}
+		time.Sleep(250 * time.Millisecond)
+		ok, err := done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := countFetches(site)
+		if !ok || n != last || n == 0 {
+			last, quietSince = n, time.Time{}
+			continue
+		}
+		if quietSince.IsZero() {
+			quietSince = time.Now()
+		}
+		if time.Since(quietSince) > quiet {
+			return
+		}
+	}
+}
+
 // countFetches is the number of requests the site answered, robots.txt excluded.
 func countFetches(site *web.Site) int {
 	n := 0
@@ -315,218 +265,64 @@ func countFetches(site *web.Site) int {
 	return n
 }
 
-// processes runs the test's child processes: output to log files (shown when the test fails), SIGTERM to stop.
-type processes struct {
-	t    *testing.T
-	dir  string
-	mu   sync.Mutex
-	list []*proc
-}
-
-type proc struct {
-	name, log string
-	cmd       *exec.Cmd
-	done      chan struct{}
-	err       error
-}
-
-// start runs path with args; it returns a channel that gets the first stdout line starting with READY.
-func (ps *processes) start(ctx context.Context, name, path string, args, env []string) <-chan string {
-	ps.t.Helper()
-	logPath := filepath.Join(ps.dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		ps.t.Fatal(err)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = f
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		ps.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		ps.t.Fatalf("start %s: %v", name, err)
-	}
-	p := &proc{name: name, log: logPath, cmd: cmd, done: make(chan struct{})}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(f, line)
-			if strings.HasPrefix(line, "READY") {
-				select {
-				case ready <- line:
-				default:
-				}
-			}
-		}
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	ps.mu.Lock()
-	ps.list = append(ps.list, p)
-	ps.mu.Unlock()
-	return ready
-}
-
-// failed reports whether a process exited before it was asked to.
-func (ps *processes) failed() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	for _, p := range ps.list {
-		select {
-		case <-p.done:
-			return true
-		default:
-		}
-	}
-	return false
-}
-
-func (ps *processes) summary() string {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	var s []string
-	for _, p := range ps.list {
-		select {
-		case <-p.done:
-			s = append(s, fmt.Sprintf("%s exited: %v", p.name, p.err))
-		default:
-			s = append(s, p.name+" running")
-		}
-	}
-	return strings.Join(s, "; ")
-}
-
-// stopAll sends SIGTERM to every process (spiders first: they flush the spider log on the way out), waits up to
-// 30 s each, then kills; it fails the test if one exited non-zero, and shows the logs of a failed test.
-func (ps *processes) stopAll() {
-	ps.mu.Lock()
-	list := ps.list
-	ps.list = nil
-	ps.mu.Unlock()
-	for i := len(list) - 1; i >= 0; i-- { // started workers first, spiders last: stop in reverse
-		p := list[i]
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-			ps.t.Errorf("%s did not stop within 30s of SIGTERM", p.name)
-		}
-		var ee *exec.ExitError
-		if p.err != nil && !(errors.As(p.err, &ee) && ee.Exited() && ee.ExitCode() == 0) {
-			ps.t.Errorf("%s: %v", p.name, p.err)
-		}
-	}
-	if ps.t.Failed() {
-		for _, p := range list {
-			data, _ := os.ReadFile(p.log)
-			if len(data) > 8000 {
-				data = data[len(data)-8000:]
-			}
-			ps.t.Logf("---- %s (last 8 KB of %s)\n%s", p.name, p.log, data)
-		}
-	}
-}
-
 // TestGoSpiderFronteraWorkers is the other direction: Frontier's spiders (the cmd/spider binary, on
 // configs/frontera-compat.yaml) under Frontera 0.8.1's own strategy workers and DB worker
 // (oracle/interop/worker.py: python -m frontera.worker.strategy / frontera.worker.db with Frontera's SQLAlchemy
 // backend on SQLite, BasicCrawlingStrategy). Seeds go in the Frontera 0.8 way, through a strategy worker's
 // --add-seeds run. It checks that every reachable page was fetched, and fetched once.
 func TestGoSpiderFronteraWorkers(t *testing.T) {
-	kafkaAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA")
-	root, python := fronteraHarness(t)
+	root, python, ctx := fronteraHarness(t)
 	begin := time.Now()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	log := frontiertest.Logger(t)
-	run := fmt.Sprintf("fw%d", time.Now().UnixNano()%1e9)
 	dir := t.TempDir()
 	const spiders, strategyWorkers = 2, 2
 
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: strategyWorkers}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: 1}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: spiders}
-	kcfg.Control = kafkabus.StreamConfig{Topic: run + "-control", Partitions: 1}
-	stats := run + "-stats"
-	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
-		{Name: kcfg.SpiderLog.Topic, Partitions: strategyWorkers}, {Name: kcfg.ScoringLog.Topic, Partitions: 1},
-		{Name: kcfg.SpiderFeed.Topic, Partitions: spiders}, {Name: kcfg.Control.Topic, Partitions: 1},
-		{Name: stats, Partitions: 1},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := kafkabus.New(kcfg, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	env := cluster.Topics(t, "fw", cluster.Partitions{SpiderLog: strategyWorkers, ScoringLog: 1, SpiderFeed: spiders})
+	kcfg, kafkaAddr := env.Kafka, env.Kafka.Brokers[0]
+	stats := env.Name + "-stats"
+	env.CreateTopics(t, kafkabus.TopicSpec{Name: stats, Partitions: 1})
 
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain, wcfg.UseIPs = 6, 15, true, true
 	site := web.Start(t, wcfg)
 
-	bin := filepath.Join(dir, "bin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(filepath.Separator), "./cmd/spider")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := cluster.Build(t, ctx, "./cmd/spider")
 
-	env := []string{
+	frEnv := []string{
 		"FRONTERA_KAFKA_LOCATION=" + kafkaAddr,
 		"FRONTERA_SPIDER_LOG_TOPIC=" + kcfg.SpiderLog.Topic, "FRONTERA_SPIDER_FEED_TOPIC=" + kcfg.SpiderFeed.Topic,
 		"FRONTERA_SCORING_LOG_TOPIC=" + kcfg.ScoringLog.Topic, "FRONTERA_STATS_LOG_TOPIC=" + stats,
 		fmt.Sprintf("FRONTERA_SPIDER_LOG_PARTITIONS=%d", strategyWorkers), fmt.Sprintf("FRONTERA_SPIDER_FEED_PARTITIONS=%d", spiders),
 	}
-	swEnv := append(slices.Clone(env), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "states.db"))
-	dbwEnv := append(slices.Clone(env), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "dbworker.db"))
+	swEnv := append(slices.Clone(frEnv), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "states.db"))
+	dbwEnv := append(slices.Clone(frEnv), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "dbworker.db"))
 	workerPy := filepath.Join(root, "oracle", "interop", "worker.py")
 	zero := func(topic, group string) []string { return []string{"--start-at-zero", topic + ":" + group} }
-	procs := &processes{t: t, dir: dir}
-	defer procs.stopAll()
+	procs := cluster.NewProcs(t, dir)
+	procs.StrictStop = true
 
 	// Frontera's DB worker (all three roles) and strategy workers; their groups start at offset 0.
 	args := append(append(append([]string{workerPy}, zero(kcfg.ScoringLog.Topic, "dbw-scoring-log")...),
 		zero(kcfg.SpiderLog.Topic, "dbw-spider-log")...), "--", "frontera.worker.db",
 		"--config", "frontera_worker_settings", "--partitions", "0", "1")
-	procs.start(ctx, "frontera-dbworker", python, args, dbwEnv)
+	procs.Start("frontera-dbworker", cluster.Cmd{Path: python, Args: args, Env: dbwEnv})
 	for p := range strategyWorkers {
 		args := append(append([]string{workerPy}, zero(kcfg.SpiderLog.Topic, "sw-spider-log")...), "--",
 			"frontera.worker.strategy", "--config", "frontera_worker_settings", "--partition-id", fmt.Sprint(p))
-		procs.start(ctx, fmt.Sprintf("frontera-strategyworker-%d", p), python, args, swEnv)
+		procs.Start(fmt.Sprintf("frontera-strategyworker-%d", p), cluster.Cmd{Path: python, Args: args, Env: swEnv})
 	}
 	// Frontier's spiders.
-	sets := []string{
-		"kafka.brokers=" + kafkaAddr,
-		"streams.spider_log.topic=" + kcfg.SpiderLog.Topic, fmt.Sprintf("streams.spider_log.partitions=%d", strategyWorkers),
-		"streams.scoring_log.topic=" + kcfg.ScoringLog.Topic,
-		"streams.spider_feed.topic=" + kcfg.SpiderFeed.Topic, fmt.Sprintf("streams.spider_feed.partitions=%d", spiders),
-		"streams.control.topic=" + kcfg.Control.Topic,
-		"metrics.addr=127.0.0.1:0", "stats_interval=5s", "spider.delay=50ms", "spider.commit_interval=200ms",
-	}
+	sets := append(env.Sets(), "metrics.addr=127.0.0.1:0", "stats_interval=5s", "spider.delay=50ms", "spider.commit_interval=200ms")
 	compat := filepath.Join(root, "configs", "frontera-compat.yaml")
 	for p := range spiders {
 		args := []string{"--config", compat, "--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p))}
 		for _, s := range sets {
 			args = append(args, "--set", s)
 		}
-		procs.start(ctx, fmt.Sprintf("spider-%d", p), filepath.Join(bin, "spider"), args, nil)
+		procs.Start(fmt.Sprintf("spider-%d", p), cluster.Cmd{Path: filepath.Join(bin, "spider"), Args: args})
 	}
 
 	// Seeds, Frontera 0.8's way: a strategy worker run in add-seeds mode schedules them and exits.
-	seeds := filepath.Join(dir, "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	seeds := cluster.SeedFile(t, site.Seeds())
 	seeded := time.Now()
 	add := exec.CommandContext(ctx, python, workerPy, "--", "frontera.worker.strategy", "--config", "frontera_worker_settings",
 		"--partition-id", "0", "--add-seeds", "--seeds-url", "file://"+seeds)
@@ -542,53 +338,28 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	reachable := want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large)
-	var quietSince time.Time
-	last := -1
-	for {
-		if ctx.Err() != nil || procs.failed() {
-			check, _ := site.CheckCrawl(site.Seeds()...)
-			t.Fatalf("the crawl did not finish: %d of %d reachable URLs fetched, missing %v; %s", check.Reachable-len(check.Missing),
-				check.Reachable, check.Missing, procs.summary())
-		}
-		time.Sleep(250 * time.Millisecond)
-		n := countFetches(site)
+	waitQuiet(t, ctx, procs, site, 5*time.Second, func() (bool, error) {
 		fetched := site.Fetches()
-		all := true
 		for _, u := range reachable {
 			if fetched[u] == 0 {
-				all = false
-				break
+				return false, nil
 			}
 		}
-		if !all || n != last {
-			last, quietSince = n, time.Time{}
-			continue
-		}
-		if quietSince.IsZero() {
-			quietSince = time.Now()
-		}
-		if time.Since(quietSince) > 5*time.Second {
-			break
-		}
-	}
+		return true, nil
+	})
 	crawled := time.Since(seeded)
-	procs.stopAll()
-	check, err := site.CheckCrawl(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !check.OK() {
-		t.Errorf("crawl of %d reachable URLs: missing %v, fetched twice %v, robots violations %v",
-			check.Reachable, check.Missing, check.Twice, check.RobotsViolations)
-	}
+	procs.Stop()
+	check := cluster.CheckCrawl(t, site, false)
 	t.Logf("Frontier's spiders under Frontera's workers: %d reachable URLs, %d fetched; started in %v, crawled in %v (5 s quiet included)",
 		check.Reachable, countFetches(site), seeded.Sub(begin).Round(time.Millisecond), crawled.Round(time.Millisecond))
 }
 
-// fronteraHarness returns the repository root and the oracle venv's python, after checking that the venv can
-// run the Frontera harness (skipped where it cannot, failed under CI=true, where deploy/test.sh builds it).
-func fronteraHarness(t *testing.T) (root, python string) {
+// fronteraHarness returns the repository root, the oracle venv's python and the test's 3-minute context, after
+// checking that Kafka is there and the venv can run the Frontera harness (skipped where it cannot, failed
+// under CI=true, where deploy/test.sh builds it).
+func fronteraHarness(t *testing.T) (root, python string, ctx context.Context) {
 	t.Helper()
+	frontiertest.Server(t, "FRONTIER_TEST_KAFKA")
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -602,5 +373,7 @@ func fronteraHarness(t *testing.T) (root, python string) {
 		}
 		t.Skipf("the oracle venv cannot run the Frontera harness (%v): run oracle/setup.sh\n%s", err, out)
 	}
-	return root, python
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return root, python, ctx
 }

@@ -3,15 +3,12 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +20,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus/pebblebus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/pebblestore"
 )
@@ -30,65 +28,13 @@ import (
 // buildStandalone builds cmd/standalone into a temporary directory, as `go install` would.
 func buildStandalone(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "standalone")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/standalone")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/standalone: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(cluster.Build(t, t.Context(), "./cmd/standalone"), "standalone")
 }
 
-// crawlProcess is one run of the standalone binary.
-type crawlProcess struct {
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startCrawl starts the binary in dir (an otherwise empty directory: it runs on its built-in configuration).
-func startCrawl(t *testing.T, bin, dir string, args ...string) *crawlProcess {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FRONTIER_") || strings.HasPrefix(kv, "FRONTIER_TEST_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &crawlProcess{cmd: cmd, out: out, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
+// startCrawl starts the binary in dir (an otherwise empty directory: it runs on its built-in configuration,
+// none of the test's FRONTIER_* variables).
+func startCrawl(procs *cluster.Procs, name, bin, dir string, args ...string) *cluster.Proc {
+	return procs.Start(name, cluster.Cmd{Path: bin, Args: args, Dir: dir, CleanEnv: true})
 }
 
 // siteRequests counts the page requests the site has received (robots.txt excluded).
@@ -127,18 +73,19 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 	}
 	args := append([]string{"--seeds", "seeds.txt", "--set", "metrics.addr="}, extra...)
 	var results []killResult
+	procs := cluster.NewProcs(t, "")
 	for i := 0; ; i++ {
-		p := startCrawl(t, bin, dir, args...)
+		p := startCrawl(procs, fmt.Sprint("run-", i), bin, dir, args...)
 		if i >= len(plans) {
 			select {
-			case err := <-p.done:
-				if err != nil {
-					t.Fatalf("final run: %v\n%s", err, tail(p.out.String(), 40))
+			case <-p.Done():
+				if err := p.Err(); err != nil {
+					t.Fatalf("final run: %v\n%s", err, tail(p.Log(), 40))
 				}
 			case <-time.After(3 * time.Minute):
-				t.Fatalf("final run did not finish\n%s", tail(p.out.String(), 40))
+				t.Fatalf("final run did not finish\n%s", tail(p.Log(), 40))
 			}
-			t.Logf("final run:\n%s", grepLines(p.out.String(), "resuming", "new crawl", "pages fetched", "still queued"))
+			t.Logf("final run:\n%s", grepLines(p.Log(), "resuming", "new crawl", "pages fetched", "still queued"))
 			requireAccounted(t, filepath.Join(dir, "data", "standalone"))
 			return results
 		}
@@ -147,29 +94,29 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 		deadline := time.Now().Add(plan.after)
 		for plan.after > 0 && time.Now().Before(deadline) || plan.after == 0 && siteRequests(site) < target {
 			select {
-			case err := <-p.done:
-				t.Fatalf("run %d ended before its kill (%v):\n%s", i, err, tail(p.out.String(), 40))
+			case <-p.Done():
+				t.Fatalf("run %d ended before its kill (%v):\n%s", i, p.Err(), tail(p.Log(), 40))
 			case <-time.After(2 * time.Millisecond):
 			}
 		}
 		at := time.Now()
-		if err := p.cmd.Process.Signal(plan.sig); err != nil {
+		if err := p.Signal(plan.sig); err != nil {
 			t.Fatal(err)
 		}
 		var exit string
 		var drained time.Duration
 		select {
-		case err := <-p.done:
+		case <-p.Done():
 			drained = time.Since(at)
 			exit = "exit 0"
-			if err != nil {
+			if err := p.Err(); err != nil {
 				exit = err.Error()
 			}
 		case <-time.After(time.Minute):
-			t.Fatalf("run %d did not exit within a minute of %v\n%s", i, plan.sig, tail(p.out.String(), 40))
+			t.Fatalf("run %d did not exit within a minute of %v\n%s", i, plan.sig, tail(p.Log(), 40))
 		}
 		if plan.sig == syscall.SIGTERM && exit != "exit 0" {
-			t.Errorf("run %d: SIGTERM ended it with %s, want a clean exit\n%s", i, exit, tail(p.out.String(), 20))
+			t.Errorf("run %d: SIGTERM ended it with %s, want a clean exit\n%s", i, exit, tail(p.Log(), 20))
 		}
 		// In flight at the kill: taken from the feed and requested from the site, but not reported durably.
 		r := killResult{plan: plan, at: at, inFlight: map[string]bool{}, exit: exit}
@@ -182,15 +129,12 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 			}
 		}
 		t.Logf("run %d: %v at %d page requests (%.0f%%), %d in flight, %s %v after the signal; %s", i, plan.sig, siteRequests(site),
-			100*plan.frac, len(r.inFlight), exit, drained.Round(time.Millisecond), grepLines(p.out.String(), "resuming", "new crawl"))
+			100*plan.frac, len(r.inFlight), exit, drained.Round(time.Millisecond), grepLines(p.Log(), "resuming", "new crawl"))
 		results = append(results, r)
 	}
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
+func tail(s string, n int) string { return cluster.Tail(s, n) }
 
 func grepLines(s string, subs ...string) string {
 	var out []string

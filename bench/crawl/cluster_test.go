@@ -7,22 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/kafkabus"
-	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/dbworker"
-	"github.com/frontiercrawl/frontier/frontiertest"
-	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/identity"
-	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
@@ -38,154 +29,18 @@ var (
 // everything and the queue is empty, for a quiet second.
 func clusterCrawl(t *testing.T, seeds []string, rt http.RoundTripper, reg *prometheus.Registry) {
 	t.Helper()
-	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
+	n, ndb := *flagClusterSpiders, *flagClusterDBW
+	env := cluster.New(t, "bench", cluster.Partitions{SpiderLog: n, ScoringLog: ndb, SpiderFeed: n})
 	ctx, cancel := context.WithTimeout(t.Context(), *flagTimeout)
 	defer cancel()
-	n, ndb := *flagClusterSpiders, *flagClusterDBW
-	run := fmt.Sprintf("bench%d", time.Now().UnixNano()%1e9)
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, run
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: run + "-done", Partitions: n}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: run + "-score", Partitions: ndb}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: run + "-todo", Partitions: n}
-	if err := kafkabus.EnsureTopics(ctx, kcfg.Brokers, []kafkabus.TopicSpec{
-		{Name: kcfg.SpiderLog.Topic, Partitions: n}, {Name: kcfg.ScoringLog.Topic, Partitions: ndb}, {Name: kcfg.SpiderFeed.Topic, Partitions: n},
-	}); err != nil {
+	r := cluster.Roles{DBWorkers: ndb, DBWorker: dbworker.DefaultConfig(), StrategyWorker: strategyworker.DefaultConfig(),
+		Spider: spider.DefaultConfig(), Seeds: seeds, Transport: rt, Registerer: reg}
+	r.Spider.Delay, r.Spider.ObeyRobots = 0, rt == nil
+	c := cluster.Start(t, ctx, env, r)
+	c.WaitIdle(t, ctx, time.Second)
+	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	newBus := func(name string) *kafkabus.Bus {
-		c := kcfg
-		c.ClientID = run + "-" + name
-		b, err := kafkabus.New(c, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = b.Close() })
-		return b
-	}
-	b := newBus("main")
-
-	hcfg := hbase.DefaultConfig()
-	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, run+"_"
-	if err := hbase.EnsureSchema(ctx, hcfg); err != nil {
-		t.Fatal(err)
-	}
-	hb, err := hbase.New(ctx, hcfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
-			t.Logf("drop tables: %v", err)
-		}
-		hb.Close()
-	}()
-
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := codec.Msgpack{}
-	runCtx, stop := context.WithCancel(ctx)
-	g, gctx := errgroup.WithContext(runCtx)
-	first := func(i int) prometheus.Registerer {
-		if i == 0 {
-			return reg
-		}
-		return nil
-	}
-	for i := range ndb {
-		dbw, err := dbworker.New(dbworker.DefaultConfig(), dbworker.Deps{Bus: newBus("dbw" + strconv.Itoa(i)), Codec: c,
-			Queue: hb.Queue(), Pages: hb.Pages(), Registerer: first(i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Go(func() error { return dbw.Run(gctx) })
-	}
-	for p := range n {
-		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Fingerprint: id.Fingerprint, Partition: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Go(func() error { return sw.Run(gctx) })
-	}
-	seedFile := writeSeeds(t, seeds)
-	for p := range n {
-		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer feed.Close()
-		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Close()
-		scfg := spider.DefaultConfig()
-		scfg.Delay, scfg.StateDir, scfg.ObeyRobots = 0, filepath.Join(t.TempDir(), "spider"), rt == nil
-		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Transport: rt, Registerer: first(p)}
-		if p == 0 {
-			deps.Seeds = seedFile
-		}
-		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
-	}
-
-	var quietSince time.Time
-	busy := false
-	for {
-		idle, err := clusterIdle(ctx, b, hb)
-		if err != nil && ctx.Err() == nil {
-			t.Fatal(err)
-		}
-		switch {
-		case !idle:
-			busy, quietSince = true, time.Time{}
-		case busy && quietSince.IsZero():
-			quietSince = time.Now()
-		}
-		if busy && !quietSince.IsZero() && time.Since(quietSince) > time.Second {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the crawl did not finish in %v", *flagTimeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// clusterIdle reports whether every group has committed everything on every stream and the queue is empty.
-func clusterIdle(ctx context.Context, b *kafkabus.Bus, hb *hbase.Client) (bool, error) {
-	for _, sg := range []struct {
-		s bus.Stream
-		g string
-	}{
-		{bus.SpiderFeed, bus.GroupSpiderFeed},
-		{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
-		{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
-		{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
-	} {
-		lags, err := b.Lag(ctx, sg.s, sg.g)
-		if err != nil {
-			return false, err
-		}
-		for _, l := range lags {
-			if l != 0 {
-				return false, nil
-			}
-		}
-	}
-	for p := range b.Partitions(bus.SpiderFeed) {
-		n, err := hb.Queue().Count(ctx, p)
-		if err != nil || n != 0 {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // TestClusterSim crawls the simulated web with the cluster roles over real Kafka and HBase.

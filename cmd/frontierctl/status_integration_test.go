@@ -20,20 +20,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
-	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest"
+	testcluster "github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
@@ -47,29 +44,14 @@ import (
 // nothing is dispatched while paused, resumes, and waits for `status` to say finished (exit status 0) with
 // totals equal to the outcomes on the spider log.
 func TestOperateClusterCrawl(t *testing.T) {
-	kafkaAddr, hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), frontiertest.Server(t, "FRONTIER_TEST_HBASE")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	log := frontiertest.Logger(t)
-	runID := fmt.Sprintf("ctl%d", time.Now().UnixNano()%1e9)
+	env := testcluster.New(t, "ctl", testcluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
 
 	// A config file for frontierctl naming this run's topics and tables.
 	dir := t.TempDir()
-	conf := fmt.Sprintf(`streams:
-  spider_log:  {topic: %[1]s-done, partitions: 2}
-  scoring_log: {topic: %[1]s-score, partitions: 1}
-  spider_feed: {topic: %[1]s-todo, partitions: 2}
-  control:     {topic: %[1]s-control, partitions: 1}
-kafka:
-  brokers: [%[2]q]
-hbase:
-  addr: %[3]q
-  table_prefix: %[1]s_
-`, runID, kafkaAddr, hbaseAddr)
-	config := filepath.Join(dir, "common.yaml")
-	if err := os.WriteFile(config, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := env.WriteConfig(t, dir, "common.yaml", "")
 	ctl := func(args ...string) (string, int) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
@@ -91,32 +73,9 @@ hbase:
 		t.Fatalf("hbase-schema: exit %d", code)
 	}
 
-	kcfg := kafkabus.DefaultConfig()
-	kcfg.Brokers, kcfg.ClientID = []string{kafkaAddr}, runID
-	kcfg.SpiderLog = kafkabus.StreamConfig{Topic: runID + "-done", Partitions: 2}
-	kcfg.ScoringLog = kafkabus.StreamConfig{Topic: runID + "-score", Partitions: 1}
-	kcfg.SpiderFeed = kafkabus.StreamConfig{Topic: runID + "-todo", Partitions: 2}
-	kcfg.Control = kafkabus.StreamConfig{Topic: runID + "-control", Partitions: 1}
 	// Every process's metrics, for the monitoring check at the end (one instance of each role registers).
 	reg := prometheus.NewRegistry()
 	rec := &recorder{Registerer: reg, names: map[string]bool{}}
-	b, err := kafkabus.New(kcfg, log, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	hcfg := hbase.DefaultConfig()
-	hcfg.Addr, hcfg.TablePrefix = hbaseAddr, runID+"_"
-	hb, err := hbase.New(ctx, hcfg, log, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := hb.DropTables(context.WithoutCancel(ctx)); err != nil {
-			t.Logf("drop tables: %v", err)
-		}
-		hb.Close()
-	}()
 
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost = 4, 10
@@ -135,70 +94,39 @@ hbase:
 	blocked := bu.Hostname()
 
 	// The workers, each following the control stream as cmd/dbworker and cmd/spider do.
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := codec.Msgpack{}
 	var followers []*control.Follower
-	follow := func(name string) *control.State {
+	follow := func(cl *testcluster.Cluster, name string) *control.State {
 		var r prometheus.Registerer
 		if len(followers) == 0 {
 			r = rec
 		}
-		f, err := control.Follow(ctx, b, runID+"-"+name, 2*time.Second, log.With("follower", name), r)
+		f, err := control.Follow(ctx, cl.Bus, env.Name+"-"+name, 2*time.Second, log.With("follower", name), r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		followers = append(followers, f)
 		return f.State
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	g, gctx := errgroup.WithContext(runCtx)
-	dbwControl := &countingControl{State: follow("dbworker")}
-	dbcfg := dbworker.DefaultConfig()
-	dbcfg.PollInterval = 50 * time.Millisecond
-	dbw, err := dbworker.New(dbcfg, dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(),
-		Counters: hb.Domains(), Control: dbwControl, Logger: log, Registerer: rec})
-	if err != nil {
-		t.Fatal(err)
+	roles := testcluster.FastRoles()
+	roles.DialContext, roles.Logger, roles.Registerer = site.DialContext, log, rec
+	var dbwControl *countingControl
+	roles.EditDBWorker = func(cl *testcluster.Cluster, _ int, d *dbworker.Deps) {
+		dbwControl = &countingControl{State: follow(cl, "dbworker")}
+		d.Counters, d.Control = cl.HBase.Domains(), dbwControl
 	}
-	g.Go(func() error { return dbw.Run(gctx) })
-	for p := range 2 {
-		sw, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c,
-			States: hb.States(), Domains: hb.Domains(), Fingerprint: id.Fingerprint, Partition: p, Logger: log, Registerer: first(rec, p)})
+	roles.EditStrategyWorker = func(cl *testcluster.Cluster, _ int, d *strategyworker.Deps) { d.Domains = cl.HBase.Domains() }
+	roles.EditSpider = func(cl *testcluster.Cluster, p int, d *spider.Deps) {
+		scores, err := cl.Bus.Producer(ctx, bus.ScoringLog, partition.Crc32Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.Go(func() error { return sw.Run(gctx) })
+		t.Cleanup(func() { _ = scores.Close() })
+		d.Hold = &control.Holder{State: follow(cl, fmt.Sprint("spider", p)), Out: scores, Codec: cl.Codec}
 	}
-	for p := range 2 {
-		feed, err := b.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer feed.Close()
-		out, err := b.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Close()
-		scores, err := b.Producer(gctx, bus.ScoringLog, partition.Crc32Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer scores.Close()
-		scfg := spider.DefaultConfig()
-		scfg.Delay, scfg.RequestTimeout, scfg.MaxBodyBytes = 10*time.Millisecond, time.Second, 256<<10
-		scfg.CommitInterval, scfg.StateDir = 100*time.Millisecond, filepath.Join(dir, fmt.Sprint("spider", p))
-		deps := spider.Deps{Feed: feed, Log: out, Codec: c, Identity: id, Partition: p, Logger: log, DialContext: site.DialContext,
-			Registerer: first(rec, p),
-			Hold:       &control.Holder{State: follow(fmt.Sprint("spider", p)), Out: scores, Codec: c}}
-		g.Go(func() error { return spider.Run(gctx, scfg, deps) })
-	}
+	cl := testcluster.Start(t, ctx, env, roles)
+	b, id, c := cl.Bus, cl.Identity, cl.Codec
 	defer func() {
-		stop()
-		if err := g.Wait(); err != nil {
+		if err := cl.Stop(); err != nil {
 			t.Error(err)
 		}
 		for _, f := range followers {
@@ -330,13 +258,13 @@ hbase:
 	}
 
 	// The totals are the spider log's outcomes, counted here from the log itself.
-	in, err := b.Consumer(ctx, bus.SpiderLog, runID+"-count", []int{0, 1})
+	in, err := b.Consumer(ctx, bus.SpiderLog, env.Name+"-count", []int{0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
 	var pages, errs int64
-	for left := total(t, ctx, b, runID+"-count"); left > 0; {
+	for left := total(t, ctx, b, env.Name+"-count"); left > 0; {
 		msgs, err := in.Fetch(ctx, 1024)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/queue"
+)
+
+// consumed are the (stream, group) pairs whose lag must be zero for a crawl to be over.
+var consumed = []struct {
+	s bus.Stream
+	g string
+}{
+	{bus.SpiderFeed, bus.GroupSpiderFeed},
+	{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
+	{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
+	{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
+}
+
+// Idle reports whether every consumer group has committed everything on every stream it reads, and the queue
+// holds nothing for any spider-feed partition.
+func Idle(ctx context.Context, b *kafkabus.Bus, q queue.Queue) (bool, error) {
+	for _, sg := range consumed {
+		lags, err := b.Lag(ctx, sg.s, sg.g)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range lags {
+			if l != 0 {
+				return false, nil
+			}
+		}
+	}
+	for p := range b.Partitions(bus.SpiderFeed) {
+		n, err := q.Count(ctx, p)
+		if err != nil || n != 0 {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Wait says how WaitIdle decides that a crawl is over.
+type Wait struct {
+	// Quiet is how long Idle must hold.
+	Quiet time.Duration
+	// AfterBusy counts the quiet time only once the cluster was seen busy (a crawl that has not begun is idle).
+	AfterBusy bool
+	// Retry counts an error (a server that is restarting) as busy; otherwise an error fails the test.
+	Retry bool
+}
+
+// WaitIdle polls Idle every 100 ms until the crawl is over as w says; it fails the test when ctx ends first.
+func WaitIdle(tb testing.TB, ctx context.Context, b *kafkabus.Bus, q queue.Queue, w Wait) {
+	tb.Helper()
+	var quiet time.Time
+	busy := !w.AfterBusy
+	for {
+		idle, err := Idle(ctx, b, q)
+		switch {
+		case err != nil && ctx.Err() == nil && !w.Retry:
+			tb.Fatalf("waiting for the crawl to end: %v", err)
+		case err != nil || !idle:
+			busy, quiet = true, time.Time{}
+		case busy && quiet.IsZero():
+			quiet = time.Now()
+		}
+		if busy && !quiet.IsZero() && time.Since(quiet) >= w.Quiet {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("the crawl did not finish in time (%v)", context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
