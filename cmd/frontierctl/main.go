@@ -272,8 +272,8 @@ func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.
 	fs := newFlags("hbase-schema", stderr)
 	config := fs.String("config", "", "config file with the hbase.* keys over the built-in defaults (a role file also reads the common.yaml beside it)")
 	addr := fs.String("addr", "", "Thrift2 gateway host:port; overrides hbase.addr")
-	transport := fs.String("transport", "", "gateway transport, framed or buffered (default: the hbase package's, framed)")
-	protocol := fs.String("protocol", "", "gateway protocol, binary or compact (default: the hbase package's, binary)")
+	transport := fs.String("transport", "", "gateway transport, framed or buffered; overrides hbase.transport")
+	protocol := fs.String("protocol", "", "gateway protocol, binary or compact; overrides hbase.protocol")
 	timeout := fs.Duration("timeout", 120*time.Second, "bound on the whole operation")
 	var sets setFlags
 	fs.Var(&sets, "set", "key=value override, as for every role (repeatable)")
@@ -284,19 +284,7 @@ func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	hc := hbase.DefaultConfig()
-	hc.Addr = cfg.HBase.Addr
-	hc.Namespace = cfg.HBase.Namespace
-	hc.TablePrefix = cfg.HBase.TablePrefix
-	if *addr != "" {
-		hc.Addr = *addr
-	}
-	if *transport != "" {
-		hc.Transport = *transport
-	}
-	if *protocol != "" {
-		hc.Protocol = *protocol
-	}
+	hc := schemaConfig(cfg.HBase, *addr, *transport, *protocol)
 	if err := hc.Validate(); err != nil {
 		return err
 	}
@@ -311,6 +299,22 @@ func hbaseSchema(ctx context.Context, args, environ []string, stdout, stderr io.
 	}
 	fmt.Fprintf(stdout, "hbase schema at %s: namespace %s, tables %s*\n", hc.Addr, ns, hc.TablePrefix)
 	return nil
+}
+
+// schemaConfig is the configuration's whole hbase section (transport and protocol included: a gateway that
+// speaks another one than the default must be reached the same way the roles reach it), with the flags that
+// were given over it.
+func schemaConfig(hc hbase.Config, addr, transport, protocol string) hbase.Config {
+	if addr != "" {
+		hc.Addr = addr
+	}
+	if transport != "" {
+		hc.Transport = transport
+	}
+	if protocol != "" {
+		hc.Protocol = protocol
+	}
+	return hc
 }
 
 // loadOptions loads the built-in common.yaml, then config and the common.yaml beside it when given.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frontiercrawl/frontier/configs"
 )
 
 func TestRunUsage(t *testing.T) {
@@ -63,5 +65,23 @@ func TestSplitList(t *testing.T) {
 	got := splitList(" a:1, ,b:2,")
 	if strings.Join(got, "|") != "a:1|b:2" {
 		t.Fatalf("splitList = %q", got)
+	}
+}
+
+// TestSchemaConfig: hbase-schema reaches the gateway the way the roles do, with the whole hbase section
+// (hbase.transport and hbase.protocol too), and its flags override the keys.
+func TestSchemaConfig(t *testing.T) {
+	cfg, err := configs.Load(loadOptions("", []string{"FRONTIER_HBASE_TRANSPORT=buffered"},
+		[]string{"hbase.protocol=compact", "hbase.table_prefix=x_", "hbase.addr=h:1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := schemaConfig(cfg.HBase, "", "", "")
+	if hc.Transport != "buffered" || hc.Protocol != "compact" || hc.TablePrefix != "x_" || hc.Addr != "h:1" {
+		t.Errorf("from the configuration: %+v", hc)
+	}
+	hc = schemaConfig(cfg.HBase, "g:2", "framed", "binary")
+	if hc.Transport != "framed" || hc.Protocol != "binary" || hc.Addr != "g:2" || hc.TablePrefix != "x_" {
+		t.Errorf("with the flags: %+v", hc)
 	}
 }
