@@ -125,7 +125,7 @@ func TestFronteraSpiders(t *testing.T) {
 	// strategy worker instead), one per host, keyed by the host's fingerprint like every spider-log message.
 	id := cluster.Identity(t)
 	c := codec.Msgpack{}
-	out, err := b.Producer(ctx, bus.SpiderLog, partition.Fingerprint)
+	out, err := bus.OpenProducer(ctx, b, bus.SpiderLog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest"
 	testcluster "github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
 	"github.com/frontiercrawl/frontier/strategyworker"
@@ -116,7 +115,7 @@ func TestOperateClusterCrawl(t *testing.T) {
 	}
 	roles.EditStrategyWorker = func(cl *testcluster.Cluster, _ int, d *strategyworker.Deps) { d.Domains = cl.HBase.Domains() }
 	roles.EditSpider = func(cl *testcluster.Cluster, p int, d *spider.Deps) {
-		scores, err := cl.Bus.Producer(ctx, bus.ScoringLog, partition.Crc32Name)
+		scores, err := bus.OpenProducer(ctx, cl.Bus, bus.ScoringLog)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,22 +10,11 @@ import (
 	"github.com/frontiercrawl/frontier/queue"
 )
 
-// consumed are the (stream, group) pairs whose lag must be zero for a crawl to be over.
-var consumed = []struct {
-	s bus.Stream
-	g string
-}{
-	{bus.SpiderFeed, bus.GroupSpiderFeed},
-	{bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog},
-	{bus.SpiderLog, bus.GroupDBWorkerSpiderLog},
-	{bus.ScoringLog, bus.GroupDBWorkerScoringLog},
-}
-
-// Idle reports whether every consumer group has committed everything on every stream it reads, and the queue
-// holds nothing for any spider-feed partition.
+// Idle reports whether every committing consumer group of the declared topology (bus.LagGroups) has
+// committed everything on its stream, and the queue holds nothing for any spider-feed partition.
 func Idle(ctx context.Context, b *kafkabus.Bus, q queue.Queue) (bool, error) {
-	for _, sg := range consumed {
-		lags, err := b.Lag(ctx, sg.s, sg.g)
+	for _, sg := range bus.LagGroups() {
+		lags, err := b.Lag(ctx, sg.Stream, sg.Group)
 		if err != nil {
 			return false, err
 		}

@@ -13,13 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/identity"
-	"github.com/frontiercrawl/frontier/partition"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
@@ -71,13 +69,14 @@ type Cluster struct {
 	Codec    codec.Msgpack
 	stop     context.CancelFunc
 	g        *errgroup.Group
-	closers  []func() error // the spiders' consumers and producers, closed after the roles stopped
 	stopped  bool
 	err      error
 }
 
 // Start runs the roles on e's topics and tables until Stop or the test's end (or until one fails: its error is
-// Stop's). It opens a bus and an HBase client that the roles share, and closes them at the test's end.
+// Stop's), each built as its main builds it (dbworker.New, strategyworker.New, spider.NewRole: the spider owns
+// its feed partition and opens its streams from the bus). It opens a bus and an HBase client that the roles
+// share, and closes them at the test's end.
 func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 	tb.Helper()
 	c := &Cluster{Env: e, Identity: Identity(tb)}
@@ -130,27 +129,21 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		seeds = SeedFile(tb, r.Seeds)
 	}
 	for p := range e.Kafka.SpiderFeed.Partitions {
-		feed, err := c.Bus.Consumer(gctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{p})
-		if err != nil {
-			fail(err)
-		}
-		c.closers = append(c.closers, feed.Close)
-		out, err := c.Bus.Producer(gctx, bus.SpiderLog, partition.Fingerprint)
-		if err != nil {
-			fail(err)
-		}
-		c.closers = append(c.closers, out.Close)
 		cfg := r.Spider
 		cfg.StateDir = filepath.Join(tb.TempDir(), "spider")
-		d := spider.Deps{Feed: feed, Log: out, Codec: c.Codec, Identity: c.Identity, Partition: p, Logger: r.Logger,
-			DialContext: r.DialContext, Transport: r.Transport, Registerer: first(p)}
+		d := spider.RoleDeps{Bus: c.Bus, Deps: spider.Deps{Codec: c.Codec, Identity: c.Identity, Partition: p, Logger: r.Logger,
+			DialContext: r.DialContext, Transport: r.Transport, Registerer: first(p)}}
 		if p == 0 {
 			d.Seeds = seeds
 		}
 		if r.EditSpider != nil {
-			r.EditSpider(c, p, &d)
+			r.EditSpider(c, p, &d.Deps)
 		}
-		g.Go(func() error { return spider.Run(gctx, cfg, d) })
+		s, err := spider.NewRole(cfg, d)
+		if err != nil {
+			fail(err)
+		}
+		g.Go(func() error { return s.Run(gctx) })
 	}
 	return c
 }
@@ -162,9 +155,6 @@ func (c *Cluster) Stop() error {
 		c.stopped = true
 		c.stop()
 		c.err = c.g.Wait()
-		for _, f := range c.closers {
-			_ = f()
-		}
 	}
 	return c.err
 }
