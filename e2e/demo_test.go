@@ -16,14 +16,14 @@ func TestDemo(t *testing.T) {
 	bin := buildStandalone(t)
 	p := startCrawl(t, bin, t.TempDir(), "--demo", "--set", "metrics.addr=")
 	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("the demo failed (%v):\n%s", err, tail(p.out.String(), 30))
+	case <-p.Done():
+		if err := p.Err(); err != nil {
+			t.Fatalf("the demo failed (%v):\n%s", err, tail(p.Log(), 30))
 		}
 	case <-time.After(3 * time.Minute):
-		t.Fatalf("the demo did not finish in 3 minutes:\n%s", tail(p.out.String(), 30))
+		t.Fatalf("the demo did not finish in 3 minutes:\n%s", tail(p.Log(), 30))
 	}
-	out := p.out.String()
+	out := p.Log()
 	for _, want := range []string{"checked against the demo site's ground truth", "missing 0", "fetched twice      0", "robots violations  0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the demo's report lacks %q:\n%s", want, tail(out, 15))

@@ -32,9 +32,11 @@ func buildStandalone(t *testing.T) string {
 }
 
 // startCrawl starts the binary in dir (an otherwise empty directory: it runs on its built-in configuration,
-// none of the test's FRONTIER_* variables).
-func startCrawl(procs *cluster.Procs, name, bin, dir string, args ...string) *cluster.Proc {
-	return procs.Start(name, cluster.Cmd{Path: bin, Args: args, Dir: dir, CleanEnv: true})
+// none of the test's FRONTIER_* variables), watched by a supervisor of its own (cluster.Procs) that stops it
+// at the test's end.
+func startCrawl(t *testing.T, bin, dir string, args ...string) *cluster.Proc {
+	t.Helper()
+	return cluster.NewProcs(t, "").Start(filepath.Base(bin), cluster.Cmd{Path: bin, Args: args, Dir: dir, CleanEnv: true})
 }
 
 // siteRequests counts the page requests the site has received (robots.txt excluded).
@@ -73,9 +75,8 @@ func crawlWithKills(t *testing.T, bin string, site *web.Site, reachable int, ext
 	}
 	args := append([]string{"--seeds", "seeds.txt", "--set", "metrics.addr="}, extra...)
 	var results []killResult
-	procs := cluster.NewProcs(t, "")
 	for i := 0; ; i++ {
-		p := startCrawl(procs, fmt.Sprint("run-", i), bin, dir, args...)
+		p := startCrawl(t, bin, dir, args...)
 		if i >= len(plans) {
 			select {
 			case <-p.Done():

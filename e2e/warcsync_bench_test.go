@@ -38,16 +38,16 @@ func TestWARCSyncCost(t *testing.T) {
 			p := startCrawl(t, bin, dir, "--seeds", "seeds.txt", "--set", "metrics.addr=", "--set", "spider.delay=0s",
 				"--set", "standalone.quiet_period=300ms", "--set", "warc.dir="+filepath.Join(dir, "warc"))
 			select {
-			case err := <-p.done:
-				if err != nil {
-					t.Fatalf("%s: %v\n%s", bin, err, tail(p.out.String(), 20))
+			case <-p.Done():
+				if err := p.Err(); err != nil {
+					t.Fatalf("%s: %v\n%s", bin, err, tail(p.Log(), 20))
 				}
 			case <-time.After(5 * time.Minute):
 				t.Fatalf("%s did not finish in 5 minutes", bin)
 			}
-			m := re.FindStringSubmatch(p.out.String())
+			m := re.FindStringSubmatch(p.Log())
 			if m == nil {
-				t.Fatalf("%s: no summary in its output:\n%s", bin, tail(p.out.String(), 20))
+				t.Fatalf("%s: no summary in its output:\n%s", bin, tail(p.Log(), 20))
 			}
 			d, _ := time.ParseDuration(m[1])
 			n, _ := strconv.ParseFloat(m[2], 64)
