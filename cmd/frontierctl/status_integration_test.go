@@ -334,14 +334,6 @@ func (c *countingControl) Paused() bool {
 	return p
 }
 
-// first passes reg to instance 0 of a role only: two instances cannot register the same names.
-func first(reg prometheus.Registerer, instance int) prometheus.Registerer {
-	if instance == 0 {
-		return reg
-	}
-	return nil
-}
-
 func total(t *testing.T, ctx context.Context, b *kafkabus.Bus, group string) int64 {
 	lags, err := b.Lag(ctx, bus.SpiderLog, group)
 	if err != nil {
