@@ -245,25 +245,52 @@ func (q *Queue) decodeRow(r *thrift2.TResult_) (queue.Item, bool) {
 }
 
 // Ack deletes the rows of the items, as Next returned them (the row key is rebuilt from partition, score, host
-// and fingerprint), in one deleteMultiple and without reading anything. The index rows stay: a later Schedule of
-// the same URL finds its old key there (the row is gone; deleting it again is harmless), so the index costs one
-// small row per URL ever queued, like the states table. An item acknowledged with another partition, score or
-// host than its row has deletes nothing.
+// and fingerprint), in one deleteMultiple. An item with a Request deletes its row only while the row still
+// holds that request: the rows are read first (one getMultiple), so a row scheduled again since the item was
+// taken (a retry, whose request carries another retry_times) stays; the read and the delete hold the same
+// fingerprint locks as Schedule, so a Schedule in this process cannot slip between them. The index rows stay:
+// a later Schedule of the same URL finds its old key there (the row is gone; deleting it again is harmless),
+// so the index costs one small row per URL ever queued, like the states table. An item acknowledged with
+// another partition, score or host than its row has deletes nothing.
 func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	fps := make([]frontier.Fingerprint, len(items))
 	rows := make([]*thrift2.TDelete, 0, len(items))
+	var gets []*thrift2.TGet
+	var reqs [][]byte // the request each get must find, parallel to gets
 	for i := range items {
 		it := &items[i]
 		if err := validItem(it); err != nil {
 			return fmt.Errorf("hbase: ack item %d: %w", i, err)
 		}
 		fps[i] = it.Fingerprint
-		rows = append(rows, &thrift2.TDelete{Row: queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)})
+		key := queueKey(it.Partition, scoreBucket(it.Score, q.c.cfg.ScoreBuckets), it.Host, it.Fingerprint)
+		if len(it.Request) > 0 {
+			gets = append(gets, &thrift2.TGet{Row: key, Columns: []*thrift2.TColumn{{Family: famQueue, Qualifier: qualQueue}}})
+			reqs = append(reqs, it.Request)
+			continue
+		}
+		rows = append(rows, &thrift2.TDelete{Row: key})
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(gets) == 0 {
 		return nil
 	}
 	defer q.lock(fps)()
+	if len(gets) > 0 {
+		res, err := q.c.getMultiple(ctx, q.name, q.table, gets)
+		if err != nil {
+			return err
+		}
+		for j, r := range res {
+			v := cellValue(r, famQueue, qualQueue)
+			if v == nil {
+				continue // gone already (a replayed ack)
+			}
+			if _, _, req, err := decodeQueueValue(v); err == nil && !bytes.Equal(req, reqs[j]) {
+				continue // scheduled again since it was taken: not the item delivered
+			}
+			rows = append(rows, &thrift2.TDelete{Row: gets[j].Row})
+		}
+	}
 	return q.deleteRows(ctx, rows)
 }
 

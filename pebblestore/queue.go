@@ -399,6 +399,15 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 		if p != items[i].Partition {
 			continue
 		}
+		if len(items[i].Request) > 0 {
+			same, err := q.holds(key, items[i].Request)
+			if err != nil {
+				return err
+			}
+			if !same {
+				continue // scheduled again since it was taken (a retry): that row is not the item delivered
+			}
+		}
 		if err := errors.Join(b.Delete(key, nil), b.Delete(prefixed(pfxIndex, fp), nil)); err != nil {
 			return fmt.Errorf("pebblestore: ack: %w", err)
 		}
@@ -429,6 +438,20 @@ func (q *Queue) Partitions() []int {
 	}
 	slices.Sort(ps)
 	return ps
+}
+
+// holds reports whether the row at key holds the request req.
+func (q *Queue) holds(key, req []byte) (bool, error) {
+	v, closer, err := q.d.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pebblestore: ack: %w", err)
+	}
+	defer closer.Close()
+	qv, err := decodeQueueValue(v)
+	return err == nil && bytes.Equal(qv.request, req), nil
 }
 
 // AckDelivered removes the rows whose stored request is byte for byte the Request of an item (matched by

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -95,7 +96,8 @@ func (q *Memory) Ack(ctx context.Context, items []Item) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for i := range items {
-		if old, ok := q.byFP[string(items[i].Fingerprint)]; ok && old.Partition == items[i].Partition {
+		if old, ok := q.byFP[string(items[i].Fingerprint)]; ok && old.Partition == items[i].Partition &&
+			(len(items[i].Request) == 0 || bytes.Equal(old.Request, items[i].Request)) {
 			delete(q.byFP, string(items[i].Fingerprint))
 			q.count[old.Partition]--
 		}

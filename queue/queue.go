@@ -5,7 +5,10 @@
 //   - One row per URL: scheduling the same fingerprint twice keeps one item (the later score and request win).
 //   - Next never removes anything. It returns the best-scored due items of one spider partition, at most
 //     Limits.PerHost per host, and leaves the rest (including items a cap skipped) queued.
-//   - Ack removes exactly the items given, after the caller has delivered them (Kafka acknowledged).
+//   - Ack removes exactly the items given, after the caller has delivered them (Kafka acknowledged). An item
+//     with a Request removes its row only while the row still holds that request: a row scheduled again since
+//     the item was taken (a retry of the URL, scheduled while the batch was on its way) is another item and
+//     stays, or the retry would be lost.
 //   - Items whose NotBefore is in the future are not returned before they are due.
 //   - A score outside [0, 1] is an error for that item only; the others in the batch are stored.
 //   - Re-scheduling a fingerprint replaces its row wherever it is (another score, partition or due time).
@@ -54,7 +57,8 @@ type Queue interface {
 	Schedule(ctx context.Context, items []Item) error
 	// Next returns up to lim.Max due items of one partition, best score first, without removing them.
 	Next(ctx context.Context, partition int, now int64, lim Limits) ([]Item, error)
-	// Ack removes the given items (matched by partition and fingerprint).
+	// Ack removes the given items (matched by partition and fingerprint, and by request bytes when the item
+	// has a Request).
 	Ack(ctx context.Context, items []Item) error
 	// Count returns the number of items queued for a partition.
 	Count(ctx context.Context, partition int) (int64, error)

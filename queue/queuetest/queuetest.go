@@ -76,6 +76,7 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue, opts ...Option) 
 		{"HostCap", testHostCap},
 		{"NothingRemovedUntilAck", testNoRemoveUntilAck},
 		{"AckWrongPartition", testAckWrongPartition},
+		{"AckKeepsRescheduled", testAckKeepsRescheduled},
 		{"NotBefore", testNotBefore},
 		{"ScoreRangePerItem", testScoreRange},
 		{"InvalidItems", testInvalidItems},
@@ -383,6 +384,29 @@ func testAckWrongPartition(t *testing.T, q queue.Queue) {
 	wrong.Partition = 1
 	ack(t, q, []queue.Item{wrong})
 	count(t, q, 2, 1)
+}
+
+// testAckKeepsRescheduled: a row scheduled again with another request while its first request was on its way
+// (a retry the strategy worker scheduled before the DB worker acknowledged the batch) survives the Ack of the
+// item taken; an Ack of the current request removes it.
+func testAckKeepsRescheduled(t *testing.T, q queue.Queue) {
+	a := Item(0, "a.example", 1, 0.5)
+	schedule(t, q, a, Item(0, "a.example", 2, 0.5))
+	got := next(t, q, 0, 0, all)
+	if len(got) != 2 {
+		t.Fatalf("Next: %d items, want 2", len(got))
+	}
+	retry := a
+	retry.Request = append([]byte(nil), "retry of "+string(a.Request)...)
+	schedule(t, q, retry)
+	ack(t, q, got)
+	count(t, q, 0, 1)
+	left := next(t, q, 0, 0, all)
+	if len(left) != 1 || string(left[0].Request) != string(retry.Request) {
+		t.Fatalf("after the Ack: %v, want the retry only", urls(left))
+	}
+	ack(t, q, left)
+	count(t, q, 0, 0)
 }
 
 func testNotBefore(t *testing.T, q queue.Queue) {
