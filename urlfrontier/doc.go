@@ -37,7 +37,8 @@
 //     died ends by itself. The decision and the lease are one write under one lock, so two clients never hold
 //     the same URL at once.
 //   - SetDelay with a key sets that queue's delay, with an empty key the default (1 s until set). A client
-//     that reports metadata "crawl-delay" (seconds) on a known put sets its queue's delay.
+//     that reports a Crawl-delay in a known put's metadata ("crawl-delay", or StormCrawler's
+//     "robots.crawl.delay", in seconds) sets its queue's delay.
 //   - The reference's per-queue cap on URLs in process is not applied: a leased URL is not due, and the
 //     queue's delay spaces its sends.
 //   - SetLogLevel sets the level of the process's logger (one level; the package name is only logged). The

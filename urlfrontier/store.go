@@ -272,10 +272,14 @@ func HostKey(rawURL string) (string, error) {
 	return strings.ToLower(u.Hostname()), nil
 }
 
+// crawlDelayKeys are the metadata keys a client reports a host's Crawl-delay under, in seconds
+// (robots.crawl.delay is StormCrawler's).
+var crawlDelayKeys = []string{"crawl-delay", "crawl_delay", "robots.crawl.delay"}
+
 // crawlDelay reads a queue delay a client reports in a URL's metadata (robots.txt's Crawl-delay, in seconds).
 func crawlDelay(meta map[string][]string) (int64, bool) {
 	for k, vs := range meta {
-		if len(vs) == 0 || !strings.EqualFold(k, "crawl-delay") && !strings.EqualFold(k, "crawl_delay") {
+		if len(vs) == 0 || !slices.ContainsFunc(crawlDelayKeys, func(c string) bool { return strings.EqualFold(k, c) }) {
 			continue
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64)

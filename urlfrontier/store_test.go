@@ -314,7 +314,7 @@ func TestCrawlDelayFromMetadata(t *testing.T) {
 	s, c := newTest(t)
 	put(t, s, disc("http://a.test/1"), disc("http://a.test/2"))
 	get(t, s, GetParams{MaxURLsPerQueue: 1})
-	put(t, s, Put{Info: URLInfo{URL: "http://a.test/1", Metadata: map[string][]string{"Crawl-delay": {"10"}}}, Known: true})
+	put(t, s, Put{Info: URLInfo{URL: "http://a.test/1", Metadata: map[string][]string{"robots.crawl.delay": {"10"}}}, Known: true})
 	c.advance(5 * time.Second)
 	if got := get(t, s, GetParams{}); len(got) != 0 {
 		t.Fatalf("within the reported Crawl-delay, Get = %v", got)
