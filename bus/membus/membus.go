@@ -14,6 +14,12 @@
 //
 // Nothing survives the process: membus is not durable, unlike the Pebble-backed state of standalone mode.
 //
+// Why a second in-process bus rather than bus/pebblebus on Pebble's in-memory filesystem: membus moves about
+// 1.8 times as many messages per second (BenchmarkSendFetchCommit here, 3.4–4.1 M msgs/s, against
+// pebblebus's BenchmarkSendFetchCommitMemFS, 1.9–2.2 M msgs/s, on a shared 2-core machine), unit tests need no
+// database to open and close, and MaxBacklog bounds its memory, which pebblebus (whose backlog lives on disk)
+// does not need.
+//
 // It imports only bus and the standard library.
 package membus
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/frontiercrawl/frontier/bus"
@@ -16,8 +17,17 @@ var benchSync = flag.Bool("bench.sync", false, "benchmarks: fsync every Send and
 // BenchmarkSendFetchCommit moves feed-sized messages (20-byte key, 200-byte value) through one partition in
 // batches of 512, Send, Fetch, Commit, on a real directory (the same shape as membus's benchmark).
 func BenchmarkSendFetchCommit(b *testing.B) {
+	benchSendFetchCommit(b, openDB(b, vfs.Default, b.TempDir()))
+}
+
+// BenchmarkSendFetchCommitMemFS is BenchmarkSendFetchCommit on Pebble's in-memory filesystem: what the unit
+// tests' bus (membus) would cost if pebblebus on vfs.NewMem replaced it.
+func BenchmarkSendFetchCommitMemFS(b *testing.B) {
+	benchSendFetchCommit(b, openDB(b, vfs.NewMem(), ""))
+}
+
+func benchSendFetchCommit(b *testing.B, db *pebble.DB) {
 	const batch = 512
-	db := openDB(b, vfs.Default, b.TempDir())
 	defer db.Close()
 	cfg := DefaultConfig()
 	cfg.Sync = *benchSync
