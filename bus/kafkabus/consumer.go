@@ -353,6 +353,10 @@ func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 		return nil
 	}
 	slices.SortFunc(offs, func(a, b kafka.OffsetCommit) int { return a.Partition - b.Partition })
+	if err := bus.CheckFence(ctx); err != nil { // a process that lost its partitions commits nothing for them
+		c.commitErr.Inc()
+		return err
+	}
 	err := c.b.retry(ctx, func() error {
 		resp, err := c.b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
 			GroupID:      c.group,

@@ -56,6 +56,13 @@
 // consumer with an *OffsetLostError; one past the end (a recreated topic) restarts at the earliest offset held. Memory per consumer is bounded by about consumer.buffer messages
 // plus, per partition, one fetch of consumer.max_bytes.
 //
+// # Ownership and fencing
+//
+// Own (own.go) hands partitions to the processes of a role through a consumer group of its own and puts a
+// fence on its work's context (fence.go): Producer.Send and Consumer.Commit first check that this process is
+// still a member of the generation that gave it the partitions, so a process resumed after a pause past its
+// session writes nothing for partitions a standby took over (bus.ErrFenced).
+//
 // # Lag
 //
 // Bus.Lag returns, per partition, the latest offset minus the group's committed offset (the earliest offset

@@ -21,6 +21,7 @@ type metrics struct {
 	lag        *prometheus.GaugeVec     // stream, group, partition
 	lost       *prometheus.GaugeVec     // stream, group, partition
 	lostStops  *prometheus.CounterVec   // stream, group
+	fenced     prometheus.Counter       // works stopped because their process lost its partitions
 	waited     prometheus.Counter       // seconds spent waiting for Kafka (outages that ended)
 	down       prometheus.Gauge         // 1 while Kafka is unreachable
 }
@@ -58,6 +59,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			[]string{"stream", "group", "partition"}),
 		lostStops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "frontier_bus_offset_lost_total", Help: "Consumers stopped because their next offset fell out of retention."}, sg),
+		fenced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "frontier_bus_fenced_total", Help: "Works whose writes were refused because this process no longer owned their partitions (a standby took over)."}),
 		waited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "frontier_bus_wait_seconds_total", Help: "Time spent waiting for an unreachable Kafka, counted when it answers again."}),
 		down: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -79,6 +82,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	register(reg, &m.lag)
 	register(reg, &m.lost)
 	register(reg, &m.lostStops)
+	register(reg, &m.fenced)
 	register(reg, &m.waited)
 	register(reg, &m.down)
 	return m

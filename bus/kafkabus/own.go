@@ -196,7 +196,7 @@ func (b *Bus) Own(ctx context.Context, s bus.Stream, group string, want []int, w
 		return fmt.Errorf("kafkabus: %s: ownership group %q: %w", s, group, err)
 	}
 	defer cg.Close()
-	o := &owning{log: log, want: want, bal: bal, work: work, result: make(chan error, 1)}
+	o := &owning{b: b, group: group, log: log, want: want, bal: bal, work: work, result: make(chan error, 1), fenced: make(chan *task, 1)}
 	if want == nil {
 		return o.eager(ctx, cg, sc.Topic)
 	}
@@ -204,6 +204,9 @@ func (b *Bus) Own(ctx context.Context, s bus.Stream, group string, want []int, w
 }
 
 type owning struct {
+	b      *Bus
+	group  string // the ownership group, with its topic suffix
+	fenced chan *task
 	log    *slog.Logger
 	want   []int
 	bal    *ownerBalancer
@@ -266,7 +269,13 @@ func (o *owning) eager(ctx context.Context, cg *kafka.ConsumerGroup, topic strin
 				<-gctx.Done()
 				return
 			}
-			err := o.work(gctx, parts)
+			wctx, cancel := context.WithCancel(gctx)
+			defer cancel()
+			f := newFence(o.b, o.group, topic, parts, true, gen, o.log, func() { o.bal.setOwned(nil); cancel() })
+			err := o.work(bus.WithFence(wctx, f.check), parts)
+			if f.fenced.Load() != nil {
+				return // the group moves on without this process; nothing to report
+			}
 			if gctx.Err() == nil {
 				o.ended(err, stop)
 				return
@@ -283,6 +292,7 @@ type task struct {
 	parts  []int
 	cancel context.CancelFunc
 	done   chan struct{}
+	fence  *fence
 }
 
 func (t *task) stop() {
@@ -321,12 +331,20 @@ func (o *owning) hold(ctx context.Context, cg *kafka.ConsumerGroup, topic string
 		stop()
 		<-pumpDone
 	}()
-	start := func(parts []int) *task {
+	start := func(parts []int, gen *kafka.Generation) *task {
 		wctx, cancel := context.WithCancel(nctx)
 		t := &task{parts: parts, cancel: cancel, done: make(chan struct{})}
+		t.fence = newFence(o.b, o.group, topic, parts, false, gen, o.log, func() { o.bal.setOwned(nil); cancel() })
 		go func() {
 			defer close(t.done)
-			err := o.work(wctx, parts)
+			err := o.work(bus.WithFence(wctx, t.fence.check), parts)
+			if t.fence.fenced.Load() != nil {
+				select {
+				case o.fenced <- t:
+				case <-nctx.Done():
+				}
+				return
+			}
 			if wctx.Err() == nil {
 				o.ended(err, stop)
 			} else if err != nil {
@@ -347,18 +365,30 @@ func (o *owning) hold(ctx context.Context, cg *kafka.ConsumerGroup, topic string
 			}
 			return nil
 		case gen := <-gens:
+			if cur != nil && cur.fence.fenced.Load() != nil {
+				<-cur.done // fenced: its work has stopped (or is stopping); start afresh if the partitions are ours
+				cur = nil
+			}
 			parts := o.assigned(gen, topic)
 			ended := make(chan struct{})
 			// Learn when this generation ends without holding the group back (the function returns at once).
 			gen.Start(func(gctx context.Context) { <-gctx.Done(); close(ended) })
 			genEnded, holdC = ended, nil
 			if cur != nil && slices.Equal(cur.parts, parts) {
-				continue // confirmed: keep working without a pause
+				cur.fence.setGen(gen) // its writes are checked in this generation now
+				continue              // confirmed: keep working without a pause
+			}
+			if cur != nil {
+				cur.fence.released.Store(true) // writes of its grace period are refused
 			}
 			cur.stop()
 			cur = nil
 			if len(parts) > 0 {
-				cur = start(parts)
+				cur = start(parts, gen)
+			}
+		case t := <-o.fenced:
+			if t == cur {
+				cur = nil // it stopped; a later generation that gives the partitions back starts it again
 			}
 		case <-genEnded:
 			genEnded = nil
@@ -370,6 +400,7 @@ func (o *owning) hold(ctx context.Context, cg *kafka.ConsumerGroup, topic string
 			if cur != nil {
 				o.log.Warn("no new generation of the ownership group confirmed the partitions; stopping until one does",
 					"partitions", cur.parts, "after", hold)
+				cur.fence.released.Store(true)
 				cur.stop()
 				cur = nil
 				o.bal.setOwned(nil)

@@ -98,6 +98,10 @@ func (p *Producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if err := bus.CheckFence(ctx); err != nil { // a process that lost its partitions writes nothing for them
+		p.errs.Inc()
+		return err
+	}
 	start := time.Now()
 	buf := kmsPool.Get().(*[]kafka.Message)
 	defer func() {
