@@ -35,6 +35,16 @@ type Config struct {
 	// the crawl as sitemap seeds: the sitemaps, and the pages they list, are crawled (see sitemaps.go).
 	// Default false: a crawl opts in.
 	Sitemaps bool `mapstructure:"sitemaps"`
+	// Politeness is "ip" (the default: the delay is also kept per IP address the host name resolves to, so
+	// many names on one server share one budget) or "host" (per host name only). See politeness.go.
+	Politeness string `mapstructure:"politeness"`
+	// DNSTTL is how long a resolved address is used for politeness (Go's resolver hides the record's TTL).
+	// Default 5m.
+	DNSTTL time.Duration `mapstructure:"dns_ttl"`
+	// DNSErrorTTL is how long a failed lookup is remembered before the name is resolved again. Default 30s.
+	DNSErrorTTL time.Duration `mapstructure:"dns_error_ttl"`
+	// DNSCacheSize bounds the names whose address is cached. Default 100,000.
+	DNSCacheSize int `mapstructure:"dns_cache_size"`
 	// RobotsCacheSize bounds the number of origins whose robots.txt is kept. Default 100,000.
 	RobotsCacheSize int `mapstructure:"robots_cache_size"`
 	// ConnectTimeout bounds DNS lookup plus TCP connect (and the TLS handshake separately). Default 10s.
@@ -119,6 +129,10 @@ func DefaultConfig() Config {
 		RobotsTTL:       24 * time.Hour,
 		RobotsErrorTTL:  10 * time.Minute,
 		RobotsGiveUp:    robotsGiveUpDefault,
+		Politeness:      PolitenessIP,
+		DNSTTL:          5 * time.Minute,
+		DNSErrorTTL:     30 * time.Second,
+		DNSCacheSize:    100_000,
 		RobotsCacheSize: 100_000,
 		ConnectTimeout:  10 * time.Second,
 		RequestTimeout:  60 * time.Second,
@@ -176,6 +190,15 @@ func (c Config) Validate() error {
 		if durations[k] <= 0 {
 			bad(k, "%v, want > 0", durations[k])
 		}
+	}
+	if c.Politeness != PolitenessHost && c.Politeness != PolitenessIP {
+		bad("politeness", "%q, want %s or %s", c.Politeness, PolitenessHost, PolitenessIP)
+	}
+	if c.DNSTTL <= 0 || c.DNSErrorTTL <= 0 {
+		bad("dns_ttl", "%v with dns_error_ttl %v, want both > 0", c.DNSTTL, c.DNSErrorTTL)
+	}
+	if c.DNSCacheSize <= 0 {
+		bad("dns_cache_size", "%d, want > 0", c.DNSCacheSize)
 	}
 	if c.RobotsTTL > 24*time.Hour {
 		bad("robots_ttl", "%v, want <= 24h (RFC 9309 §2.4: a cached robots.txt is not used for longer)", c.RobotsTTL)

@@ -25,6 +25,7 @@ type metrics struct {
 	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error, given_up
 	seeds            prometheus.Counter
 	sitemaps         *prometheus.CounterVec // sitemap entries and files, by outcome (sitemaps.go)
+	dnsErrors        prometheus.Counter     // failed lookups of the politeness per IP (politeness.go)
 	seedsInvalid     prometheus.Counter
 	handlerErrors    prometheus.Counter
 	decodeErrors     prometheus.Counter
@@ -67,6 +68,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Hosts with queued or running requests, or waiting out their delay."}),
 		robots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_robots_fetches_total",
 			Help: "robots.txt fetches, by outcome (ok, missing, unavailable, error, given_up: failing past robots_give_up, treated as absent)."}, []string{"outcome"}),
+		dnsErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_dns_errors_total",
+			Help: "Host names that failed to resolve for the politeness per IP (each cached for dns_error_ttl)."}),
 		sitemaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_sitemaps_total",
 			Help: "Sitemap files and entries, by outcome (file_ok, file_error, entry, entry_skipped: outside the cross-host rule or not a URL, announced: robots.txt Sitemap lines sent as seeds)."}, []string{"outcome"}),
 		seeds: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_spider_seeds_total",
@@ -90,7 +93,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
-			m.hosts, m.robots, m.sitemaps, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
+			m.hosts, m.robots, m.sitemaps, m.dnsErrors, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
 			m.messagesReport, m.held)
 	}
 	return m

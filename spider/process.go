@@ -44,6 +44,7 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 		s.m.discoveryToFetch.Observe(max(0, float64(start.UnixMilli()-ms)/1000))
 	}
 	f, err := s.fetcher.fetch(ctx, it.req, it.u, s.redirectCheck, s.answered)
+	s.releaseIP(it.u.Hostname(), time.Time{}) // no answer (an error): the IP's hold ends here
 	s.m.fetchSeconds.Observe(time.Since(start).Seconds())
 	s.m.inFlight.Dec()
 	<-s.inflight
@@ -116,7 +117,9 @@ func errorWithHops(err error, f *Fetched) error {
 // slots by start times; this makes the gap hold as the server measures it too (a request reaches the server
 // some time after its slot starts, but always before its answer reaches us).
 func (s *Spider) answered(u *url.URL, t time.Time) {
-	s.bump(u.Hostname(), t.Add(s.delayFor(u)))
+	next := t.Add(s.delayFor(u))
+	s.bump(u.Hostname(), next)
+	s.releaseIP(u.Hostname(), next)
 }
 
 func (s *Spider) bump(hostname string, next time.Time) {
@@ -132,6 +135,9 @@ func (s *Spider) bump(hostname string, next time.Time) {
 // host are at least the host's delay apart. It returns false if ctx ended first.
 func (s *Spider) gate(ctx context.Context, u *url.URL) bool {
 	delay := s.delayFor(u)
+	if ip := s.ipOf(ctx, u.Hostname()); ip != "" {
+		return s.gateIP(ctx, u.Hostname(), ip, delay) // politeness per IP (politeness.go)
+	}
 	s.hostsMu.Lock()
 	h := s.hostLocked(u.Hostname())
 	now := time.Now()

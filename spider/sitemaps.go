@@ -139,7 +139,7 @@ func (s *Spider) processSitemap(ctx context.Context, it *item) {
 // fetchSitemap GETs it's sitemap and parses it as it streams in. status is 0 when no answer came (err says
 // why); entries are the link requests of the entries allowed.
 func (s *Spider) fetchSitemap(ctx context.Context, it *item) (status int, header http.Header, final string, entries []*frontier.Request, err error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(s.withHeldIP(ctx, it.u), s.cfg.RequestTimeout)
 	defer cancel()
 	client := &http.Client{Transport: s.fetcher.client.Transport, CheckRedirect: func(r *http.Request, via []*http.Request) error {
 		if len(via) > maxSitemapRedirects {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -53,6 +54,9 @@ type Deps struct {
 	Registerer prometheus.Registerer
 	// DialContext replaces the network dialer (tests use the synthetic web's); nil dials for real.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Resolver resolves host names for the politeness per IP (Config.Politeness, politeness.go); nil uses the
+	// system's resolver, unless DialContext or Transport is set (then politeness is per host name).
+	Resolver func(ctx context.Context, network, host string) ([]netip.Addr, error)
 	// TLSConfig is the client TLS configuration; nil means Go's defaults.
 	TLSConfig *tls.Config
 	// Hold, if set, keeps the requests of blocked hosts from being fetched (see Holder).
@@ -95,6 +99,9 @@ type Spider struct {
 	nDuplicates                     atomic.Int64 // feed copies dropped because the same attempt was running
 	errMu                           sync.Mutex
 	errByName                       map[string]int64
+
+	// politeness per IP address (politeness.go); its booking map is guarded by hostsMu
+	perIP ipPoliteness
 }
 
 // host is the politeness state of one host name. Its fields are guarded by Spider.hostsMu.
