@@ -180,7 +180,7 @@ func Send(ctx context.Context, b bus.Bus, cmds ...Command) error {
 		}
 		msgs[i] = bus.Message{Key: []byte(c.Op), Value: v, Partition: 0}
 	}
-	p, err := b.Producer(ctx, bus.Control, nil)
+	p, err := bus.OpenProducer(ctx, b, bus.Control) // one partition: every command on partition 0
 	if err != nil {
 		return fmt.Errorf("control: open the control stream: %w", err)
 	}
