@@ -19,7 +19,7 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 	scfg.Sync = env.Config.Standalone.Pebble.Sync
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return urlfrontier.Serve(gctx, urlfrontier.ServeConfig{Addr: env.URLFrontier, Store: scfg},
+		return urlfrontier.Serve(gctx, urlfrontier.ServeConfig{Addr: env.URLFrontier, Store: scfg, Registerer: env.Registry},
 			env.Logger.With("component", "urlfrontier"), nil)
 	})
 	if env.Seeds != "" || env.Demo {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 )
 
@@ -15,6 +16,8 @@ type ServeConfig struct {
 	// Addr is the address to listen on (host:port; port 0 picks one).
 	Addr  string
 	Store StoreConfig
+	// Registerer receives the service's metrics (nil: none).
+	Registerer prometheus.Registerer
 	// Listening, if set, is called with the address the service listens on once it accepts calls.
 	Listening func(addr string)
 }
@@ -35,8 +38,9 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger, level *slog.L
 		return fmt.Errorf("urlfrontier: listen on %s: %w", cfg.Addr, err)
 	}
 	addr := ln.Addr().String()
-	g := grpc.NewServer()
-	NewServer(ServerDeps{Backend: st, Logger: log, Level: level, Nodes: []string{addr}}).Register(g)
+	srv := NewServer(ServerDeps{Backend: st, Logger: log, Level: level, Nodes: []string{addr}, Registerer: cfg.Registerer})
+	g := grpc.NewServer(srv.Interceptors()...)
+	srv.Register(g)
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ln) }()
 	log.Info("URLFrontier API listening", "addr", addr, "store", cfg.Store.Dir)

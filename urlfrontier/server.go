@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,6 +28,7 @@ type Server struct {
 	log   *slog.Logger
 	level *slog.LevelVar
 	nodes []string
+	m     *metrics
 }
 
 // ServerDeps are what a Server is built from.
@@ -35,6 +39,8 @@ type ServerDeps struct {
 	Level *slog.LevelVar
 	// Nodes is what ListNodes answers: the addresses clients reach this service at.
 	Nodes []string
+	// Registerer receives the frontier_urlfrontier_* metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // NewServer returns the service; register it with Register.
@@ -43,11 +49,33 @@ func NewServer(d ServerDeps) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{b: d.Backend, log: log, level: d.Level, nodes: d.Nodes}
+	s := &Server{b: d.Backend, log: log, level: d.Level, nodes: d.Nodes, m: newMetrics(d.Registerer)}
+	return s
 }
 
-// Register adds the service to g.
+// Register adds the service to g, counting the calls that fail.
 func (s *Server) Register(g *grpc.Server) { pb.RegisterURLFrontierServer(g, s) }
+
+// Interceptors count failed calls by RPC; pass them to grpc.NewServer.
+func (s *Server) Interceptors() []grpc.ServerOption {
+	count := func(method string, err error) {
+		if err != nil && status.Code(err) != codes.Canceled {
+			s.m.errors.WithLabelValues(path.Base(method)).Inc()
+		}
+	}
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			resp, err := h(ctx, req)
+			count(info.FullMethod, err)
+			return resp, err
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			err := h(srv, ss)
+			count(info.FullMethod, err)
+			return err
+		}),
+	}
+}
 
 // rpcErr maps a backend error to a gRPC status.
 func rpcErr(err error) error {
@@ -138,6 +166,7 @@ func (s *Server) GetURLs(p *pb.GetParams, stream grpc.ServerStreamingServer[pb.U
 	if err != nil {
 		return rpcErr(err)
 	}
+	s.m.leased.Add(float64(len(urls)))
 	for _, u := range urls {
 		if err := stream.Send(fromInfo(u)); err != nil {
 			return err
@@ -215,6 +244,7 @@ func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessa
 			if !valid {
 				s.log.Warn("PutURLs: item is neither discovered nor known", "id", it.GetID())
 				acks[i] = pb.AckMessage_SKIPPED
+				s.m.puts.WithLabelValues("none", "SKIPPED").Inc()
 				continue
 			}
 			puts = append(puts, p)
@@ -229,6 +259,7 @@ func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessa
 			if err == nil {
 				acks[i] = pb.AckMessage_Status(st[j])
 			}
+			s.m.put(puts[j].Known, Status(acks[i]))
 		}
 		for i, it := range batch {
 			id := it.GetID()
@@ -272,6 +303,7 @@ func (s *Server) PutDiscovered(stream grpc.BidiStreamingServer[pb.DiscoveredBatc
 				if err == nil {
 					ack.Statuses[i] = pb.AckMessage_Status(st[k])
 				}
+				s.m.put(false, Status(ack.Statuses[i]))
 				k++
 			}
 			if err := stream.Send(ack); err != nil {
