@@ -1,0 +1,119 @@
+//go:build integration
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+)
+
+// TestDBWorkerPausedPastSession: two DB worker processes share the work of a crawl by the cluster's binaries;
+// DB worker A is stopped with SIGSTOP past its session timeout, B takes its partitions over, and A is resumed
+// with SIGCONT. A must not write for the partitions it lost (its writes are fenced, see bus/kafkabus/fence.go):
+// no page is fetched twice, no process exits, and the crawl completes. It does not restart the servers, so it
+// runs against the shared ones.
+func TestDBWorkerPausedPastSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	env := cluster.New(t, "fence", cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})
+	bin := cluster.Build(t, ctx, "./cmd/dbworker", "./cmd/strategyworker", "./cmd/spider")
+
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 6, 40, true
+	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 300*time.Millisecond, 100*time.Millisecond, 1<<20
+	site := web.Start(t, wcfg)
+	seeds := cluster.SeedFile(t, site.Seeds())
+	reach, err := site.Reachable(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reachable := len(reach.URLs())
+
+	cfgDir := filepath.Join(dir, "configs")
+	env.WriteConfig(t, cfgDir, "common.yaml", `log: {level: info, format: text}
+metrics: {addr: "127.0.0.1:0"}
+spider: {delay: 500ms, request_timeout: 10s, max_body_bytes: 262144}
+stats_interval: 5s
+shutdown_timeout: 10s
+`)
+	for _, role := range []string{"dbworker", "strategyworker", "spider"} {
+		env.WriteConfig(t, cfgDir, role+".yaml", "")
+	}
+	c := cluster.NewProcs(t, filepath.Join(dir, "logs"))
+	start := func(name, role string, args ...string) *cluster.Proc {
+		return c.Start(name, cluster.Cmd{Path: filepath.Join(bin, role), Args: append([]string{"--config", filepath.Join(cfgDir, role+".yaml")}, args...)})
+	}
+	a := start("dbw-a", "dbworker")
+	b := start("dbw-b", "dbworker")
+	start("sw-0", "strategyworker", "--partition-id", "0")
+	start("sw-1", "strategyworker", "--partition-id", "1")
+	for p := range 2 {
+		args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p))}
+		if p == 0 {
+			args = append(args, "--seeds", seeds)
+		}
+		start(fmt.Sprintf("spider-%d", p), "spider", args...)
+	}
+	defer c.Stop()
+	fetched := func() int { return len(site.Requests()) }
+	cluster.WaitFor(t, ctx, "both DB workers to own a share of every role", func() bool {
+		return a.LogCount("owning partitions") >= 3 && b.LogCount("owning partitions") >= 3
+	})
+	cluster.WaitFor(t, ctx, "20% of the crawl", func() bool { return fetched() >= reachable/5 })
+
+	ownedB := b.LogCount("owning partitions")
+	if err := a.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stoppedAt := time.Now()
+	cluster.WaitFor(t, ctx, "DB worker B to take A's partitions over", func() bool { return b.LogCount("owning partitions") >= ownedB+3 })
+	before := fetched()
+	cluster.WaitFor(t, ctx, "B to feed the spiders alone", func() bool { return fetched() > before+5 || fetched() >= reachable })
+	if err := a.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DB worker A stopped for %s; B took over", time.Since(stoppedAt).Round(100*time.Millisecond))
+
+	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil).Queue(),
+		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
+	c.CheckAlive()
+	t.Logf("DB worker A after SIGCONT: %d fenced writes refused; log tail:\n%s", a.LogCount("fenced:"), a.Tail(15))
+
+	// No page fetched twice: a final answer (not a 5xx, 408 or 429, which the strategy workers retry on
+	// purpose) served twice would be a batch sent by both A and B.
+	check := cluster.CheckCrawl(t, site, true)
+	seen := map[string]int{}
+	var twice []string
+	for _, r := range site.Requests() {
+		if strings.HasSuffix(r.Target, "/robots.txt") {
+			continue
+		}
+		h := site.Host(r.Host)
+		if h == nil {
+			continue
+		}
+		u, err := web.Normalize(h.Origin+"/", r.Target)
+		if err != nil {
+			u = h.Origin + r.Target
+		}
+		if seen[u] > 0 {
+			twice = append(twice, fmt.Sprintf("%s at %s (status %d)", u, r.Start.Format("15:04:05.000"), r.Status))
+		}
+		if r.Status != 0 && r.Status != 408 && r.Status != 429 && r.Status < 500 {
+			seen[u]++
+		}
+	}
+	if len(twice) > 0 {
+		t.Errorf("%d pages fetched again after a final answer (A paused at %s):\n%s", len(twice), stoppedAt.Format("15:04:05.000"), strings.Join(twice, "\n"))
+	}
+	t.Logf("crawl: %d reachable pages, %d requests, %d fetched twice", check.Reachable, len(site.Requests()), len(twice))
+}
