@@ -27,7 +27,8 @@
 // late; delay1s is 1,000 hosts × 20 pages at the default 1 s delay, every host seeded and answering in 50 ms.
 // Both have a 15 MiB page on every host (-crawl.timing.large), 1% of the pages failing once, 0.2% slow pages
 // and 5% of the links through redirects; -crawl.timing.latency overrides the latency, -crawl.timing.crawlers
-// picks the crawlers, and -crawl.childprofile=cpu.prof writes a CPU profile of each Frontier crawl
+// picks the crawlers, -crawl.timing.flow=false runs Frontier without the DB worker's per-host flow control
+// (db_worker.flow.enabled; a before/after on one tree), and -crawl.childprofile=cpu.prof writes a CPU profile of each Frontier crawl
 // (delay0-cpu.prof, delay1s-cpu.prof) for `go tool pprof`. Frontier follows links to any host there (scope
 // follow "any"): the late hosts are no seed's.
 //
