@@ -41,6 +41,8 @@ type Config struct {
 	// Scope is what links the crawl follows and its trap defences (package scope). Every role loads and
 	// validates it; the strategy workers apply it.
 	Scope scope.Config `mapstructure:"scope"`
+	// Seeds says where a crawl finds URLs besides its seed files.
+	Seeds SeedsConfig `mapstructure:"seeds"`
 	// DBWorker sizes batches and flow control, and picks the DB worker's roles.
 	DBWorker dbworker.Config `mapstructure:"db_worker"`
 	// Standalone configures the single-process mode.
@@ -49,6 +51,13 @@ type Config struct {
 	StatsInterval time.Duration `mapstructure:"stats_interval"`
 	// ShutdownTimeout bounds draining, flushing and committing after SIGTERM.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+}
+
+// SeedsConfig is the seeds section.
+type SeedsConfig struct {
+	// Sitemaps crawls the sitemaps the Sitemap lines of every robots.txt name, and the pages they list
+	// (spider.Config.Sitemaps: either key turns it on). Default false.
+	Sitemaps bool `mapstructure:"sitemaps"`
 }
 
 // LogConfig configures slog.

@@ -74,6 +74,7 @@ func embeddedConfig(cfg *configs.Config) embedded.Config {
 	e.Canonicalization, e.Fingerprint = cfg.Identity.Canonicalization, cfg.Identity.Fingerprint
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
 	e.StrategyWorker.Scope = cfg.Scope
+	e.Spider.Sitemaps = e.Spider.Sitemaps || cfg.Seeds.Sitemaps
 	// shutdown_timeout bounds the whole drain after SIGTERM: every role finishes within it.
 	e.Spider.ShutdownTimeout, e.StrategyWorker.ShutdownTimeout, e.DBWorker.ShutdownTimeout = cfg.ShutdownTimeout, cfg.ShutdownTimeout, cfg.ShutdownTimeout
 	e.StatsInterval = cfg.StatsInterval

@@ -31,7 +31,7 @@ type Config struct {
 	// (allow all), as RFC 9309 §2.3.1.4 permits; 0 keeps the host closed for as long as it fails. Default
 	// 720h (30 days).
 	RobotsGiveUp time.Duration `mapstructure:"robots_give_up"`
-	// Sitemaps sends the Sitemap lines of every robots.txt fetched (those of the host's registered domain) to
+	// Sitemaps (or seeds.sitemaps in the configuration) sends the Sitemap lines of every robots.txt fetched (those of the host's registered domain) to
 	// the crawl as sitemap seeds: the sitemaps, and the pages they list, are crawled (see sitemaps.go).
 	// Default false: a crawl opts in.
 	Sitemaps bool `mapstructure:"sitemaps"`

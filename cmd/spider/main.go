@@ -76,6 +76,7 @@ func run(ctx context.Context, env cli.Env) error {
 	hold = &control.Holder{State: ctl.State, Out: scores, Codec: c}
 
 	scfg := cfg.Spider
+	scfg.Sitemaps = scfg.Sitemaps || cfg.Seeds.Sitemaps
 	scfg.StatsInterval = cfg.StatsInterval
 	scfg.ShutdownTimeout = cfg.ShutdownTimeout
 	deps := spider.RoleDeps{Bus: b, Deps: spider.Deps{
