@@ -70,7 +70,8 @@ func (f *fence) setGen(gen *kafka.Generation) {
 	f.gen.Store(&memberGen{id: gen.ID, member: gen.MemberID})
 }
 
-// fence records the loss of ownership: every later check fails with err.
+// fence records the loss of ownership: every later check fails with err. It is counted in
+// frontier_bus_fenced_total (the FrontierOwnershipFenced alert of deploy/monitoring).
 func (f *fence) fence(why error) error {
 	g := f.gen.Load()
 	err := fmt.Errorf("kafkabus: ownership group %q, generation %d: partitions %v are no longer this process's (%v): %w",
