@@ -5,11 +5,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,10 +32,14 @@ import (
 //   - kills DB worker A with SIGKILL (B takes its partitions over), and starts it again,
 //   - restarts the Kafka broker,
 //   - stops HBase and its Thrift gateway for more than 60 s, then starts them again,
+//   - stops them again at a random moment (mid-batch, not between batches), waits 10 s, starts them again,
 //
 // and checks that every reachable page was fetched, that no process exited but those it killed, and that the
 // pages fetched twice after each fault are at most what was in flight. It logs, per fault, the duplicates and
-// the time to recover (until every process answers /readyz and a page is fetched again).
+// the time to recover (until every process answers /readyz and a page is fetched again). The spiders archive
+// what they fetch (warc.dir): after the crawl, every page the site served with a 2xx is in the archive, read
+// with warcio, and no file keeps its ".open" name (the killed spider's is recovered when it starts again).
+// The random moments come from FRONTIER_TEST_FAULTS_SEED when set, else from the clock; the seed is logged.
 //
 // It restarts the servers named by FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE, so it runs only when
 // FRONTIER_TEST_FAULTS=1 says they are the test's to restart: deploy/test.sh sets it in its last stage, for the
@@ -81,8 +88,10 @@ shutdown_timeout: 10s
 		c.Start(name, cluster.Cmd{Path: filepath.Join(bin, role), Args: append([]string{"--config", filepath.Join(cfgDir, role+".yaml")}, args...)})
 	}
 	logCount := func(name, s string) int { return c.Get(name).LogCount(s) }
+	warcDir := filepath.Join(dir, "warc")
 	spiderArgs := func(p int) []string {
-		args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p))}
+		args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p)),
+			"--set", "warc.dir=" + warcDir, "--set", fmt.Sprintf("warc.hostname=spider-%d", p)}
 		if p == 0 {
 			args = append(args, "--seeds", seeds)
 		}
@@ -96,6 +105,14 @@ shutdown_timeout: 10s
 	start("spider-0", "spider", spiderArgs(0)...)
 	start("spider-1", "spider", spiderArgs(1)...)
 
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("FRONTIER_TEST_FAULTS_SEED"); v != "" {
+		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			t.Fatalf("FRONTIER_TEST_FAULTS_SEED=%q: %v", v, err)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("random moments from FRONTIER_TEST_FAULTS_SEED=%d", seed)
 	fetched := func() int { return len(site.Requests()) }
 	// In flight at most: each spider fetches one page per host at a time (conns_per_host 1); and a DB worker
 	// whose send to the feed was cut by a broker restart (its outcome unknown) sends the batch again: a batch
@@ -183,6 +200,27 @@ shutdown_timeout: 10s
 	}
 	recovered(f, time.Now(), nil)
 
+	// 6. Stop HBase and its gateway again at a random moment (a random point of the crawl and a random delay
+	// after it, so the outage cuts batches in the middle rather than between them), wait 10 s, start them: the
+	// outage the workers see also spans the stop and the start (25 s and 19 s in one run).
+	atProgress(0.5 + 0.15*rnd.Float64())
+	jitter := time.Duration(rnd.Int64N(int64(3 * time.Second)))
+	select {
+	case <-time.After(jitter):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	f = begin("HBase + Thrift restart at random", inFlight+batches)
+	t.Logf("HBase stopped %s after %d fetches", jitter.Round(time.Millisecond), fetched())
+	runDeploy(t, deploy, "down", "hbase")
+	select {
+	case <-time.After(10 * time.Second):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	runDeploy(t, deploy, "up", "hbase")
+	recovered(f, time.Now(), nil)
+
 	// The end of the crawl: every stream consumed, the queue empty, for a quiet few seconds.
 	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil).Queue(),
 		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
@@ -239,11 +277,43 @@ shutdown_timeout: 10s
 		}
 	}
 	t.Logf("crawl: %d reachable pages, %d requests; fetched again:\n%s", check.Reachable, len(site.Requests()), strings.Join(dupLines, "\n"))
+	checkArchive(t, c, site, warcDir)
 	for i, f := range faults {
 		t.Logf("FAULT %-28s duplicates %3d (allowed %3d)  time to recover %s", f.name, dups[i], f.bound, f.recover.Round(100*time.Millisecond))
 		if dups[i] > f.bound {
 			t.Errorf("fault %q: %d pages fetched twice, more than the %d that could be in flight", f.name, dups[i], f.bound)
 		}
+	}
+}
+
+// checkArchive stops the processes (a spider finishes its WARC file on SIGTERM) and checks the archive: every
+// page the site answered with a 2xx is in it, warcio reads every file, and no file is left ".open".
+func checkArchive(t *testing.T, c *cluster.Procs, site *web.Site, warcDir string) {
+	t.Helper()
+	c.Stop()
+	if open, _ := filepath.Glob(filepath.Join(warcDir, "*.open")); len(open) > 0 {
+		t.Errorf("WARC files left open after a clean stop: %v", open)
+	}
+	sum := frontiertest.CheckWARC(t, warcDir)
+	archived := map[string]bool{}
+	for _, r := range sum.Responses {
+		archived[r.URI] = true
+	}
+	var lost []string
+	served := 0
+	for _, r := range site.Requests() {
+		h := site.Host(r.Host)
+		if h == nil || r.Status < 200 || r.Status > 299 || strings.HasSuffix(r.Target, "/robots.txt") {
+			continue
+		}
+		served++
+		if u := h.Origin + r.Target; !archived[u] && !slices.Contains(lost, u) {
+			lost = append(lost, u)
+		}
+	}
+	t.Logf("archive: %d files, %d response records; %d 2xx answers served", sum.Files, len(sum.Responses), served)
+	if len(lost) > 0 {
+		t.Errorf("%d pages served with a 2xx are not in the archive: %v", len(lost), lost[:min(10, len(lost))])
 	}
 }
 
