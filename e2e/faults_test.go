@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
@@ -38,7 +41,9 @@ import (
 // pages fetched twice after each fault are at most what was in flight. It logs, per fault, the duplicates and
 // the time to recover (until every process answers /readyz and a page is fetched again). The spiders archive
 // what they fetch (warc.dir): after the crawl, every page the site served with a 2xx is in the archive, read
-// with warcio, and no file keeps its ".open" name (the killed spider's is recovered when it starts again).
+// with warcio, and no file keeps its ".open" name (the killed spider's is recovered when it starts again);
+// and the crawl counters the DB workers keep (page_crawled and request_error totals) equal the messages on the
+// spider log, each counted once through the faults.
 // The random moments come from FRONTIER_TEST_FAULTS_SEED when set, else from the clock; the seed is logged.
 //
 // It restarts the servers named by FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE, so it runs only when
@@ -278,6 +283,7 @@ shutdown_timeout: 10s
 	}
 	t.Logf("crawl: %d reachable pages, %d requests; fetched again:\n%s", check.Reachable, len(site.Requests()), strings.Join(dupLines, "\n"))
 	checkArchive(t, c, site, warcDir)
+	checkCounters(t, ctx, env)
 	for i, f := range faults {
 		t.Logf("FAULT %-28s duplicates %3d (allowed %3d)  time to recover %s", f.name, dups[i], f.bound, f.recover.Round(100*time.Millisecond))
 		if dups[i] > f.bound {
@@ -314,6 +320,69 @@ func checkArchive(t *testing.T, c *cluster.Procs, site *web.Site, warcDir string
 	t.Logf("archive: %d files, %d response records; %d 2xx answers served", sum.Files, len(sum.Responses), served)
 	if len(lost) > 0 {
 		t.Errorf("%d pages served with a 2xx are not in the archive: %v", len(lost), lost[:min(10, len(lost))])
+	}
+}
+
+// checkCounters compares the crawl counters the DB workers keep in HBase (what frontierctl status shows) with
+// the spider log itself: each page_crawled and request_error on the log must be counted exactly once, through
+// the SIGKILLed DB worker's replay, the Kafka restart and the HBase outages (hbase/doc.go, "Metadata and
+// domains"). The log is read to its end by a group of the test's own.
+func checkCounters(t *testing.T, ctx context.Context, env *cluster.Env) {
+	t.Helper()
+	b := env.Bus(t, "counters", nil, nil)
+	const group = "faults-counters-check"
+	parts := make([]int, b.Partitions(bus.SpiderLog))
+	for p := range parts {
+		parts[p] = p
+	}
+	in, err := b.Consumer(ctx, bus.SpiderLog, group, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var cd codec.Msgpack
+	var crawled, failed int64
+	for {
+		lags, err := b.Lag(ctx, bus.SpiderLog, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := int64(0)
+		for _, l := range lags {
+			left += l
+		}
+		if left == 0 {
+			break
+		}
+		msgs, err := in.Fetch(ctx, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			switch e, _ := cd.DecodeMessage(m.Value); e.(type) {
+			case *frontier.PageCrawled:
+				crawled++
+			case *frontier.RequestError:
+				failed++
+			}
+		}
+		if err := in.Commit(ctx, msgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := env.HBaseClient(t, nil, nil).Domains()
+	for _, c := range []struct {
+		name string
+		want int64
+	}{{dbworker.CounterCrawled, crawled}, {dbworker.CounterErrors, failed}} {
+		got, err := d.Get(ctx, c.name, []string{dbworker.CounterRow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("counter %s = %d, messages on the spider log %d", c.name, got[0], c.want)
+		if got[0] != c.want {
+			t.Errorf("counter %s of %s = %d, the spider log holds %d such messages: counted not exactly once", c.name, dbworker.CounterRow, got[0], c.want)
+		}
 	}
 }
 
