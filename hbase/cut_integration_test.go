@@ -192,6 +192,7 @@ func TestIntegrationCutConnection(t *testing.T) {
 		answers int // RPCs the call makes: the mid-call cut loses the answer of the last (a write)
 		call    func(ctx context.Context, round int) error
 		check   func(ctx context.Context, round int) error
+		setup   func(ctx context.Context) error // if set, runs before the cut
 	}
 	paths := []path{
 		{"states put", 1, func(ctx context.Context, r int) error {
@@ -205,21 +206,21 @@ func TestIntegrationCutConnection(t *testing.T) {
 				return errors.New("state not written")
 			}
 			return nil
-		}},
+		}, nil},
 		{"queue schedule", 2, func(ctx context.Context, r int) error { return q.Schedule(ctx, []queue.Item{item(0)}) },
 			func(ctx context.Context, r int) error {
 				if n, err := q.Count(ctx, 3); err != nil || n != 1 {
 					return errors.New("queue count is not 1 after schedule")
 				}
 				return nil
-			}},
-		{"queue ack", 1, func(ctx context.Context, r int) error { return q.Ack(ctx, []queue.Item{item(0)}) },
+			}, nil},
+		{"queue ack", 2, func(ctx context.Context, r int) error { return q.Ack(ctx, []queue.Item{item(0)}) }, // get, delete
 			func(ctx context.Context, r int) error {
 				if n, err := q.Count(ctx, 3); err != nil || n != 0 {
 					return errors.New("queue count is not 0 after ack")
 				}
 				return nil
-			}},
+			}, func(ctx context.Context) error { return q.Schedule(ctx, []queue.Item{item(0)}) }},
 		{"metadata put", 2, func(ctx context.Context, r int) error {
 			return pages.Put(ctx, []metadata.Page{{Fingerprint: fpOf("m"), URL: "http://cut.example/", FirstSeen: 1, Status: 200 + r}})
 		}, func(ctx context.Context, r int) error {
@@ -228,14 +229,14 @@ func TestIntegrationCutConnection(t *testing.T) {
 				return errors.New("page not written")
 			}
 			return nil
-		}},
+		}, nil},
 		{"domain metadata add", 2, func(ctx context.Context, r int) error {
 			counts["plain"]++
 			_, err := doms.Add(ctx, "plain", []string{"cut.example"}, []int64{1})
 			return err
 		}, func(ctx context.Context, r int) error {
 			return wantCounter(ctx, doms, "plain", "cut.example", counts["plain"])
-		}},
+		}, nil},
 		{"crawl counters (DB worker, one tally per event)", 2, func(ctx context.Context, r int) error {
 			counts["crawled"]++
 			lastCrawled = int64(r)
@@ -243,14 +244,14 @@ func TestIntegrationCutConnection(t *testing.T) {
 			return err
 		}, func(ctx context.Context, r int) error {
 			return wantCounter(ctx, doms, "crawled", "#crawl", counts["crawled"])
-		}},
+		}, nil},
 		{"budget (strategy worker, one Seq per batch)", 2, func(ctx context.Context, r int) error {
 			counts["budget"]++
 			_, err := doms.AddOnce(ctx, "host_scheduled", tally("cut.example", "sw-spider-log/0", int64(r)))
 			return err
 		}, func(ctx context.Context, r int) error {
 			return wantCounter(ctx, doms, "host_scheduled", "cut.example", counts["budget"])
-		}},
+		}, nil},
 	}
 	ctx := t.Context()
 	round := 0
@@ -258,6 +259,11 @@ func TestIntegrationCutConnection(t *testing.T) {
 		for _, mode := range []string{"cut before the call", "answer lost after the write"} {
 			t.Run(pa.name+"/"+mode, func(t *testing.T) {
 				round++
+				if pa.setup != nil {
+					if err := pa.setup(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
 				var retrying <-chan struct{}
 				if mode == "cut before the call" {
 					retrying = p.cut()
