@@ -16,7 +16,7 @@ import (
 // also one by query string (?date= → the next day), and the last host a real site 300 pages deep with distinct
 // paths, the default scope ends the crawl by itself, every trap bounded by the template budget (so at most
 // 2 × 500 trap fetches on host1, 500 on the others) and every real page fetched, the deepest included.
-// FRONTIER_TRAPS_HOSTS sets the number of hosts (default 6).
+// FRONTIER_TRAPS_HOSTS=1 crawls 12 hosts instead of 6.
 func TestCrawlTrapWeb(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 6, 30, true

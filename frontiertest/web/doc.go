@@ -68,6 +68,15 @@
 // ReachableWith for other crawlers) and returns every URL it learns about with the Outcome it sees. Everything
 // is a pure function of the Config: the same Seed gives the same pages, byte for byte.
 //
+// # Traps, deep pages and sitemaps
+//
+// Config.Hostile (hostile.go) adds what a crawler meets on a real web: redirects, transient failures, infinite
+// URL spaces (Traps: a calendar by month, session ids, a relative-link loop, ever deeper paths; Chains: an
+// endless /cal/N chain on every host and a ?date= chain on host1, which no URL rule sees), a real site deep
+// chain of distinct paths (DeepPages, on the last host) and pages only sitemaps lead to (SitemapPages, on
+// host1, whose robots.txt names a sitemap index of an XML, a gzipped and a text sitemap). Trap pages are not in
+// the graph; TrapFetches counts the requests for them (chains.go, sitemaps.go).
+//
 // # Timing
 //
 // Config.Timing gives the site the real web's timing for throughput benchmarks (see Timing): every content host
