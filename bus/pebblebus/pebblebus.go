@@ -532,6 +532,13 @@ func max64(a, b int64) int64 {
 	return b
 }
 
+// pointTrimMax is the longest run of committed messages a Commit removes with point deletions rather than one
+// range deletion. Every range deletion in the memtable makes each new iterator of the database (every Fetch,
+// every queue scan) fragment all of the memtable's range deletions again: in a slow crawl, whose memtable
+// fills slowly, that was 29% of the process's CPU (issue 21, bench/results/throughput.md). Point deletions cost
+// a tombstone each and nothing to iterators that start above them.
+const pointTrimMax = 4096
+
 // Commit records, per partition, one past the highest offset of msgs as the group's committed offset, and
 // removes what no interested group needs any more, in one Pebble batch. A commit never moves a group's offset
 // backwards. Messages of partitions this consumer does not own are an error.
@@ -599,7 +606,15 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 		}
 	}
 	for _, t := range trims {
-		if err := batch.DeleteRange(st.msgKey(t.p, t.from), st.msgKey(t.p, t.to), nil); err != nil {
+		var err error
+		if t.to-t.from <= pointTrimMax {
+			for o := t.from; o < t.to && err == nil; o++ {
+				err = batch.Delete(st.msgKey(t.p, o), nil)
+			}
+		} else {
+			err = batch.DeleteRange(st.msgKey(t.p, t.from), st.msgKey(t.p, t.to), nil)
+		}
+		if err != nil {
 			st.mu.Unlock()
 			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
 		}
