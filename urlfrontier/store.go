@@ -36,9 +36,9 @@ type StoreConfig struct {
 	Now func() time.Time
 }
 
-// DefaultStoreConfig returns synced writes, a 1 s default delay and a 64 MiB block cache.
+// DefaultStoreConfig returns synced writes, a 1 s default delay and a 128 MiB block cache.
 func DefaultStoreConfig() StoreConfig {
-	return StoreConfig{Sync: true, DefaultDelay: time.Second, CacheBytes: 64 << 20}
+	return StoreConfig{Sync: true, DefaultDelay: time.Second, CacheBytes: 128 << 20}
 }
 
 // Store is the standalone's URLFrontier backend: every URL, queue, lease, delay, block and limit in one
