@@ -15,8 +15,7 @@ func TestCrawlSitemaps(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
 			wcfg := web.DefaultConfig()
-			wcfg.Hosts, wcfg.PagesPerHost = 3, 10
-			wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 100*time.Millisecond, 100*time.Millisecond, 2<<20
+			wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 3, 10, true // Plain: host1 still serves robots.txt
 			wcfg.Hostile.SitemapPages = 30
 			site := web.Start(t, wcfg)
 			cfg := hostileCrawlConfig()

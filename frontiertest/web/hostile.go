@@ -39,7 +39,8 @@ type Hostile struct {
 	// home page, so the last is DeepPages links deep (at most 576; see chains.go). 0: none.
 	DeepPages int
 	// SitemapPages adds to host1.test that many pages no page links to, listed only in its sitemaps, which its
-	// robots.txt names (see sitemaps.go). 0: none.
+	// robots.txt names (see sitemaps.go); host1.test serves the standard robots.txt then, even on a Plain site.
+	// 0: none.
 	SitemapPages int
 }
 

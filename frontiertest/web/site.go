@@ -221,6 +221,7 @@ func (s *Site) open(cfg Config) (bool, error) {
 		h := &Host{Name: fmt.Sprintf("host%d.test", i+1), kind: hostContent, Robots: RobotsStandard}
 		switch {
 		case cfg.Plain && cfg.Timing.Robots:
+		case cfg.Plain && i == 0 && cfg.Hostile.SitemapPages > 0: // its robots.txt names its sitemaps
 		case cfg.Plain:
 			h.Robots = RobotsMissing
 		case i == 1:
