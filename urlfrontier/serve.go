@@ -28,7 +28,7 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger, level *slog.L
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := OpenStore(cfg.Store, log.With("component", "urlfrontier-store"))
+	st, err := OpenStore(cfg.Store, log)
 	if err != nil {
 		return err
 	}
