@@ -15,7 +15,8 @@ import (
 // longest prefix made of whole records, each a complete gzip member (its CRC and length checked) holding one
 // record that parses, and the number of those records. Whatever follows is a torn tail: a member cut by a
 // kill or a power loss, or garbage. A file that does not start with a gzip member has no whole record. err
-// reports a failure to read r, never a malformed tail.
+// reports a failure to read r, never a malformed tail. A request record whose response is not among the whole
+// records is torn too (its exchange was cut between the two), and so is what follows it.
 func WholeRecords(r io.Reader) (end int64, records int, err error) {
 	return wholeRecords(r, 0)
 }
@@ -30,12 +31,32 @@ func wholeRecords(r io.Reader, maxBlock int64) (end int64, records int, err erro
 	if !rd.zipped {
 		return 0, 0, er.err
 	}
+	// A request record opens an exchange (request, response, metadata: WriteExchange's order): until its
+	// response is read too, the prefix kept ends before the request, so a kill between the two members
+	// does not leave a request whose WARC-Concurrent-To names a response the file lacks.
+	var open string     // the response id the last request names, while that response is not read yet
+	var openEnd int64   // the prefix's end before that request
+	var openRecords int // and its record count
 	for {
-		if _, err := rd.Next(); err != nil {
+		rec, err := rd.Next()
+		if err != nil {
 			break
+		}
+		switch rec.Type() {
+		case TypeRequest:
+			if to := rec.Fields.Get("WARC-Concurrent-To"); to != "" && open == "" {
+				open, openEnd, openRecords = to, end, records
+			}
+		case TypeResponse:
+			if rec.ID() == open {
+				open = ""
+			}
 		}
 		records++
 		end = rd.src.n
+	}
+	if open != "" {
+		end, records = openEnd, openRecords
 	}
 	return end, records, er.err
 }

@@ -64,7 +64,10 @@ func TestRecoverFile(t *testing.T) {
 		{"clean", whole, 10, 0},
 		{"torn last member", whole[:len(whole)-7], 9, ends[9] - ends[8] - 7},
 		{"torn in the header of the last member", whole[:ends[8]+5], 9, 5},
-		{"garbage after whole records", append(bytes.Clone(whole[:ends[4]]), "\x1f\x8bgarbage"...), 5, 9},
+		// The last exchange's request is whole, its response torn: the request goes too, or its
+		// WARC-Concurrent-To would name a response the file lacks.
+		{"torn response after a whole request", whole[:ends[8]-3], 7, ends[8] - 3 - ends[6]},
+		{"garbage after whole records", append(bytes.Clone(whole[:ends[3]]), "\x1f\x8bgarbage"...), 4, 9},
 		{"empty", nil, 0, 0},
 		{"torn warcinfo", whole[:ends[0]-1], 0, ends[0] - 1},
 		{"not gzip", []byte("WARC/1.1\r\n"), 0, 10},
