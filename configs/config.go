@@ -11,8 +11,8 @@ import (
 
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/hbase"
-	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/strategyworker"
@@ -45,8 +45,9 @@ type Config struct {
 	Seeds SeedsConfig `mapstructure:"seeds"`
 	// DBWorker sizes batches and flow control, and picks the DB worker's roles.
 	DBWorker dbworker.Config `mapstructure:"db_worker"`
-	// Standalone configures the single-process mode.
-	Standalone StandaloneConfig `mapstructure:"standalone"`
+	// Standalone configures the single-process mode: embedded.Config declares and validates the section's keys;
+	// its other fields are filled from the sections above (FillGlobals).
+	Standalone embedded.Config `mapstructure:"standalone"`
 	// StatsInterval is how often every process logs its stats line.
 	StatsInterval time.Duration `mapstructure:"stats_interval"`
 	// ShutdownTimeout bounds draining, flushing and committing after SIGTERM.
@@ -108,27 +109,22 @@ type KafkaConfig struct {
 	StartupWait time.Duration `mapstructure:"startup_wait"`
 }
 
-// StandaloneConfig configures cmd/standalone (package embedded).
-type StandaloneConfig struct {
-	// DataDir holds the Pebble database and the spiders' local state.
-	DataDir string `mapstructure:"data_dir"`
-	// Spiders and StrategyWorkers are the number of each role (the partitions of the in-process streams).
-	Spiders         int `mapstructure:"spiders"`
-	StrategyWorkers int `mapstructure:"strategy_workers"`
-	// StopWhenDone ends the process once nothing is queued, in flight or unconsumed for QuietPeriod.
-	StopWhenDone bool          `mapstructure:"stop_when_done"`
-	QuietPeriod  time.Duration `mapstructure:"quiet_period"`
-	// Pebble configures the store; an empty dir means data_dir/pebble.
-	Pebble pebblestore.Config `mapstructure:"pebble"`
-}
-
 // DefaultRetention is how long the spider log, scoring log and spider feed keep messages unless configured:
 // a week, so a worker down over a long weekend resumes where it stopped.
 const DefaultRetention = 7 * 24 * time.Hour
 
-// DefaultConfig returns the configuration used for every key no file, variable or flag sets.
+// DefaultConfig returns the configuration used for every key no file, variable or flag sets, with the global
+// keys filled into the role sections (see FillGlobals).
 func DefaultConfig() Config {
-	return Config{
+	c := defaults()
+	c.FillGlobals()
+	return c
+}
+
+// defaults are DefaultConfig before FillGlobals: the role sections' own shutdown_timeout keys are empty, so
+// that the global key fills them unless a file, variable or flag sets them.
+func defaults() Config {
+	c := Config{
 		Log:      LogConfig{Level: "info", Format: "text"},
 		Metrics:  MetricsConfig{Addr: "127.0.0.1:0"},
 		Identity: IdentityConfig{Canonicalization: "w3lib-2.5", Fingerprint: "sha1"},
@@ -139,18 +135,47 @@ func DefaultConfig() Config {
 			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2, Retention: DefaultRetention},
 			Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
 		},
-		Kafka:          KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
-		HBase:          hbase.DefaultConfig(),
-		Spider:         spider.DefaultConfig(),
-		WARC:           warc.DefaultConfig(),
-		StrategyWorker: strategyworker.DefaultConfig(),
-		Scope:          scope.DefaultConfig(),
-		DBWorker:       dbworker.DefaultConfig(),
-		Standalone: StandaloneConfig{DataDir: "data/standalone", Spiders: 2, StrategyWorkers: 2, StopWhenDone: true,
-			QuietPeriod: 2 * time.Second, Pebble: standalonePebble()},
+		Kafka:           KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
+		HBase:           hbase.DefaultConfig(),
+		Spider:          spider.DefaultConfig(),
+		WARC:            warc.DefaultConfig(),
+		StrategyWorker:  strategyworker.DefaultConfig(),
+		Scope:           scope.DefaultConfig(),
+		DBWorker:        dbworker.DefaultConfig(),
+		Standalone:      standaloneDefaults(),
 		StatsInterval:   30 * time.Second,
 		ShutdownTimeout: 30 * time.Second,
 	}
+	c.StrategyWorker.ShutdownTimeout, c.DBWorker.ShutdownTimeout = 0, 0
+	return c
+}
+
+// FillGlobals fills the fields of the role sections that the global keys decide, in this one place (as
+// Prometheus's global section fills each scrape config's empty interval and timeout):
+//
+//   - shutdown_timeout fills strategy_worker.shutdown_timeout and db_worker.shutdown_timeout when they are
+//     empty (0), and is the spider's (which has no key of its own): every role, in a cluster or standalone,
+//     drains within it after SIGTERM unless its own key says otherwise;
+//   - stats_interval is every role's stats line interval;
+//   - seeds.sitemaps turns on the spiders' robots.txt sitemaps (spider.sitemaps does too);
+//   - the scope section is the strategy workers' scope;
+//   - the standalone section (embedded.Config) takes codec, identity, the role sections and stats_interval.
+//
+// Load calls it before Validate; a caller that changes a global key of a loaded Config calls it again.
+func (c *Config) FillGlobals() {
+	if c.StrategyWorker.ShutdownTimeout == 0 {
+		c.StrategyWorker.ShutdownTimeout = c.ShutdownTimeout
+	}
+	if c.DBWorker.ShutdownTimeout == 0 {
+		c.DBWorker.ShutdownTimeout = c.ShutdownTimeout
+	}
+	c.Spider.ShutdownTimeout = c.ShutdownTimeout
+	c.Spider.Sitemaps = c.Spider.Sitemaps || c.Seeds.Sitemaps
+	c.Spider.StatsInterval, c.StrategyWorker.StatsInterval, c.DBWorker.StatsInterval = c.StatsInterval, c.StatsInterval, c.StatsInterval
+	c.StrategyWorker.Scope = c.Scope
+	sa := &c.Standalone
+	sa.Codec, sa.Canonicalization, sa.Fingerprint = c.Codec, c.Identity.Canonicalization, c.Identity.Fingerprint
+	sa.Spider, sa.StrategyWorker, sa.DBWorker, sa.StatsInterval = c.Spider, c.StrategyWorker, c.DBWorker, c.StatsInterval
 }
 
 // Validate reports every invalid value, each prefixed with its key.
@@ -285,34 +310,14 @@ func prefixed(key string, err error) []error {
 	return []error{fmt.Errorf("%s: %w", key, err)}
 }
 
-// standalonePebble is pebblestore's default sized for a crawl that fits one machine: a Bloom filter for 10
-// million URLs at 1% (12 MB) rather than pebblestore's 100 million.
-func standalonePebble() pebblestore.Config {
-	p := pebblestore.DefaultConfig()
-	p.Bloom.Expected = 10_000_000
-	return p
-}
-
-// Validate checks the sizes and the data directory.
-func (c StandaloneConfig) Validate() error {
-	var errs []error
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("data_dir is empty"))
-	}
-	if c.Spiders <= 0 || c.StrategyWorkers <= 0 {
-		errs = append(errs, fmt.Errorf("spiders = %d, strategy_workers = %d, want > 0", c.Spiders, c.StrategyWorkers))
-	}
-	if c.QuietPeriod <= 0 {
-		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
-	}
-	p := c.Pebble
-	if p.Dir == "" {
-		p.Dir = "-" // filled from data_dir when the store opens
-	}
-	if err := p.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("pebble: %w", err))
-	}
-	return errors.Join(errs...)
+// standaloneDefaults are embedded's defaults for cmd/standalone: two spiders and two strategy workers, the data
+// in data/standalone, stopping when done, and pebblestore's default sized for a crawl that fits one machine: a
+// Bloom filter for 10 million URLs at 1% (12 MB) rather than pebblestore's 100 million.
+func standaloneDefaults() embedded.Config {
+	e := embedded.DefaultConfig()
+	e.DataDir, e.Spiders, e.StrategyWorkers, e.StopWhenDone = "data/standalone", 2, 2, true
+	e.Pebble.Bloom.Expected = 10_000_000
+	return e
 }
 
 // KafkaBus returns the kafkabus configuration of this configuration's brokers and streams, with the client id

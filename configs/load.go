@@ -71,7 +71,7 @@ func Load(opts Options) (*Config, error) {
 	keys := knownKeys(reflect.TypeFor[Config]())
 	v := viper.New()
 	v.SetConfigType("yaml")
-	setDefaults(v, "", reflect.ValueOf(DefaultConfig()))
+	setDefaults(v, "", reflect.ValueOf(defaults()))
 
 	type file struct {
 		name string
@@ -137,10 +137,11 @@ func Load(opts Options) (*Config, error) {
 		return nil, err
 	}
 
-	cfg := DefaultConfig()
+	cfg := defaults()
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return nil, fmt.Errorf("configs: %s", decodeMessage(err))
 	}
+	cfg.FillGlobals()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("configs: invalid configuration:\n%w", err)
 	}

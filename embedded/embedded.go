@@ -56,29 +56,36 @@ import (
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
 
-// Config configures a single-process crawl.
+// Config configures a single-process crawl. It is also the standalone section of the configuration
+// (configs.Config.Standalone): the fields with a key are that section's, declared and validated here only; the
+// others are the cluster's own sections (codec, identity, spider, strategy_worker, db_worker, stats_interval),
+// which configs fills in (configs.Config.FillGlobals) and their packages validate.
 type Config struct {
 	// DataDir holds the Pebble database and the spiders' local state.
-	DataDir string
+	DataDir string `mapstructure:"data_dir"`
 	// Spiders is the number of spiders (spider-feed partitions); StrategyWorkers the number of strategy
 	// workers (spider-log partitions).
-	Spiders, StrategyWorkers int
+	Spiders         int `mapstructure:"spiders"`
+	StrategyWorkers int `mapstructure:"strategy_workers"`
+	// StopWhenDone ends Run once the crawl is finished (see the package doc): nothing queued, in flight or
+	// unconsumed for QuietPeriod.
+	StopWhenDone bool `mapstructure:"stop_when_done"`
+	// QuietPeriod is how long the crawl must look finished before Run stops. Default 2s.
+	QuietPeriod time.Duration `mapstructure:"quiet_period"`
+	// Pebble configures the store; its Dir is DataDir/pebble when empty.
+	Pebble pebblestore.Config `mapstructure:"pebble"`
+
 	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).
-	Codec string
+	Codec string `mapstructure:"-"`
 	// Canonicalization and Fingerprint name the identity settings Deps.Identity implements; they are recorded
 	// in the data directory's Manifest and checked when a crawl resumes ("" is neither recorded nor checked).
-	Canonicalization, Fingerprint string
-	Spider                        spider.Config
-	StrategyWorker                strategyworker.Config
-	DBWorker                      dbworker.Config
-	// Pebble configures the store; its Dir is DataDir/pebble when empty.
-	Pebble pebblestore.Config
-	// StopWhenDone ends Run once the crawl is finished (see the package doc).
-	StopWhenDone bool
-	// QuietPeriod is how long the crawl must look finished before Run stops. Default 2s.
-	QuietPeriod time.Duration
+	Canonicalization string                `mapstructure:"-"`
+	Fingerprint      string                `mapstructure:"-"`
+	Spider           spider.Config         `mapstructure:"-"`
+	StrategyWorker   strategyworker.Config `mapstructure:"-"`
+	DBWorker         dbworker.Config       `mapstructure:"-"`
 	// StatsInterval is how often the crawl's stats line is logged. Default 10s.
-	StatsInterval time.Duration
+	StatsInterval time.Duration `mapstructure:"-"`
 }
 
 // DefaultConfig returns one spider and one strategy worker, msgpack, and each role's defaults.
@@ -88,7 +95,8 @@ func DefaultConfig() Config {
 		Pebble: pebblestore.DefaultConfig(), QuietPeriod: 2 * time.Second, StatsInterval: 10 * time.Second}
 }
 
-// Validate reports every invalid value.
+// Validate reports every invalid value of the standalone section's keys (the fields other sections own are
+// checked by checkRoles, which Run calls too).
 func (c Config) Validate() error {
 	var errs []error
 	if c.DataDir == "" {
@@ -97,8 +105,24 @@ func (c Config) Validate() error {
 	if c.Spiders <= 0 || c.StrategyWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("spiders = %d, strategy_workers = %d, want > 0", c.Spiders, c.StrategyWorkers))
 	}
-	if c.QuietPeriod <= 0 || c.StatsInterval <= 0 {
-		errs = append(errs, fmt.Errorf("quiet_period = %v, stats_interval = %v, want > 0", c.QuietPeriod, c.StatsInterval))
+	if c.QuietPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
+	}
+	p := c.Pebble
+	if p.Dir == "" {
+		p.Dir = "-" // DataDir/pebble when the store opens
+	}
+	if err := p.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("pebble: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// checkRoles reports every invalid value of the fields the other sections own, with their owners' checks.
+func (c Config) checkRoles() error {
+	var errs []error
+	if c.StatsInterval <= 0 {
+		errs = append(errs, fmt.Errorf("stats_interval = %v, want > 0", c.StatsInterval))
 	}
 	for _, e := range []error{c.Spider.Validate(), c.StrategyWorker.Validate(), c.DBWorker.Validate()} {
 		if e != nil {
@@ -142,7 +166,7 @@ type Summary struct {
 // Run crawls until ctx ends or, with StopWhenDone, the crawl is finished.
 func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	start := time.Now()
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(cfg.Validate(), cfg.checkRoles()); err != nil {
 		return Summary{}, fmt.Errorf("embedded: %w", err)
 	}
 	log := deps.Logger

@@ -64,23 +64,8 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	return report(os.Stdout, sum, site, cfg.WARC.Dir)
 }
 
-// embeddedConfig maps the configuration's sections onto the embedded mode.
-func embeddedConfig(cfg *configs.Config) embedded.Config {
-	e := embedded.DefaultConfig()
-	e.DataDir = cfg.Standalone.DataDir
-	e.Spiders, e.StrategyWorkers = cfg.Standalone.Spiders, cfg.Standalone.StrategyWorkers
-	e.StopWhenDone, e.QuietPeriod = cfg.Standalone.StopWhenDone, cfg.Standalone.QuietPeriod
-	e.Codec = cfg.Codec
-	e.Canonicalization, e.Fingerprint = cfg.Identity.Canonicalization, cfg.Identity.Fingerprint
-	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
-	e.StrategyWorker.Scope = cfg.Scope
-	e.Spider.Sitemaps = e.Spider.Sitemaps || cfg.Seeds.Sitemaps
-	// shutdown_timeout bounds the whole drain after SIGTERM: every role finishes within it.
-	e.Spider.ShutdownTimeout, e.StrategyWorker.ShutdownTimeout, e.DBWorker.ShutdownTimeout = cfg.ShutdownTimeout, cfg.ShutdownTimeout, cfg.ShutdownTimeout
-	e.StatsInterval = cfg.StatsInterval
-	e.Pebble = cfg.Standalone.Pebble
-	return e
-}
+// embeddedConfig is the standalone section, which configs filled from the other sections (FillGlobals).
+func embeddedConfig(cfg *configs.Config) embedded.Config { return cfg.Standalone }
 
 // The demo site: every feature of the synthetic web (robots.txt rules and failures, redirects, errors, URL
 // variants, a hanging host, a 20 MB page), small enough to crawl politely in well under a minute.

@@ -39,9 +39,7 @@ func runStrategyWorker(ctx context.Context, env cli.Env) error {
 	}
 	defer hb.Close()
 	env.Health.Add("hbase", hb.Unreachable)
-	scfg := cfg.StrategyWorker
-	scfg.StatsInterval = cfg.StatsInterval
-	scfg.Scope = cfg.Scope
+	scfg := cfg.StrategyWorker // stats_interval, shutdown_timeout and scope filled in by configs (FillGlobals)
 	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(), Domains: hb.Domains(),
 		Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger, Registerer: env.Registry})
 	if err != nil {

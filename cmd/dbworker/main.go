@@ -53,8 +53,7 @@ func run(ctx context.Context, env cli.Env) error {
 	}
 	defer hb.Close()
 	env.Health.Add("hbase", hb.Unreachable)
-	dcfg := cfg.DBWorker
-	dcfg.StatsInterval = cfg.StatsInterval
+	dcfg := cfg.DBWorker // stats_interval and shutdown_timeout filled in by configs (FillGlobals)
 	deps := dbworker.Deps{Bus: b, Codec: c, Queue: hb.Queue(), Pages: hb.Pages(), Counters: hb.Domains(),
 		Logger: env.Logger, Registerer: env.Registry}
 	ctl, err := cli.FollowControl(ctx, b, env, "dbworker")

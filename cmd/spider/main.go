@@ -75,10 +75,7 @@ func run(ctx context.Context, env cli.Env) error {
 	defer scores.Close()
 	hold = &control.Holder{State: ctl.State, Out: scores, Codec: c}
 
-	scfg := cfg.Spider
-	scfg.Sitemaps = scfg.Sitemaps || cfg.Seeds.Sitemaps
-	scfg.StatsInterval = cfg.StatsInterval
-	scfg.ShutdownTimeout = cfg.ShutdownTimeout
+	scfg := cfg.Spider // stats_interval, shutdown_timeout and seeds.sitemaps filled in by configs (FillGlobals)
 	deps := spider.RoleDeps{Bus: b, Deps: spider.Deps{
 		Codec: c, Identity: id,
 		Partition: env.PartitionID, Seeds: env.Seeds, Hold: hold,

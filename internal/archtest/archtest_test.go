@@ -49,8 +49,9 @@ var levels = map[string]int{
 var testOnly = []string{"frontiertest", "frontiertest/*"}
 
 // allowedSameLevel lists imports between packages of one level that the design allows: the bus declares each
-// stream's partitioner (bus/topology.go).
-var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true}
+// stream's partitioner (bus/topology.go); configs composes the standalone section, which embedded.Config
+// declares and validates.
+var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true, {"configs", "embedded"}: true}
 
 // partitionUsers are the only packages whose non-test files may import package partition: the bus owns the
 // stream topology, so a role cannot pick a partitioner other than the one declared for a stream (which would
