@@ -24,7 +24,8 @@ type CacheConfig struct {
 	FlushEvery int `mapstructure:"flush_every"`
 }
 
-// DefaultCacheConfig holds 3 million URLs (as Frontera's HBASE_STATE_CACHE_SIZE_LIMIT; about 64 MB) and
+// DefaultCacheConfig holds up to 3 million URLs (as Frontera's HBASE_STATE_CACHE_SIZE_LIMIT; about 64 MB when full,
+// the table grows to that with use) and
 // writes back every 15,000 changes (HBASE_STATE_WRITE_LOG_SIZE).
 func DefaultCacheConfig() CacheConfig { return CacheConfig{MaxEntries: 3_000_000, FlushEvery: 15_000} }
 
@@ -58,8 +59,10 @@ type CacheStats struct {
 //	revs   uint32  RevisitAt in Unix seconds when it fits in [0, 2^32-2]; revOverflow sends to a side map
 //	meta   uint8   state (2 bits) | dirty | referenced (CLOCK) | absent (the store has no such fingerprint)
 //
-// The capacity is MaxEntries/0.8 slots (a load factor of at most 0.8, no power-of-two rounding: the slot
-// index is the high half of hash × capacity), so a full cache costs 17/0.8 = 21.25 bytes per URL.
+// The capacity grows with use: the table starts at initialSlots and doubles (rehashing every entry) whenever
+// an insert would pass a load factor of 0.8, up to MaxEntries/0.8 slots (no power-of-two rounding: the slot
+// index is the high half of hash × capacity), so a small crawl pays for the URLs it has, not for the bound,
+// and a full cache costs 17/0.8 = 21.25 bytes per URL.
 // Two fingerprints are confused only if both their 64-bit and their 32-bit hashes agree (about 2^-96 per
 // pair, 10^-14 for a full 10-million-entry cache), which is the price of not storing the 20-byte keys.
 const (
@@ -70,6 +73,8 @@ const (
 	revOverflow = math.MaxUint32
 	loadFactor  = 0.8
 	slotBytes   = 8 + 4 + 4 + 1
+	// initialSlots is the table's size at start (about 1 MB).
+	initialSlots = 1 << 16
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -87,8 +92,9 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // Safe for concurrent use: one mutex guards the table, released while Get reads the store; Flush holds it
 // while it writes. Call Flush before shutdown; the Cache does not own the Store and closes nothing.
 type Cache struct {
-	store Store
-	cfg   CacheConfig
+	store    Store
+	cfg      CacheConfig
+	maxSlots int // the table's bound: MaxEntries/loadFactor
 
 	mu struct {
 		sync.Mutex
@@ -114,25 +120,52 @@ type logEntry struct {
 
 var _ Store = (*Cache)(nil)
 
-// NewCache returns an empty cache in front of store.
+// NewCache returns an empty cache in front of store. Its table starts small and grows with use up to the
+// bound cfg.MaxEntries sets.
 func NewCache(store Store, cfg CacheConfig) (*Cache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	slots := int(math.Ceil(float64(cfg.MaxEntries) / loadFactor))
-	c := &Cache{store: store, cfg: cfg}
-	c.mu.keys = make([]uint64, slots)
-	c.mu.checks = make([]uint32, slots)
-	c.mu.revs = make([]uint32, slots)
-	c.mu.meta = make([]uint8, slots)
+	c := &Cache{store: store, cfg: cfg, maxSlots: int(math.Ceil(float64(cfg.MaxEntries) / loadFactor))}
+	c.alloc(min(initialSlots, c.maxSlots))
 	c.mu.over = make(map[uint64]int64)
 	c.mu.logAt = make(map[uint64]int)
 	return c, nil
 }
 
-// TableBytes returns the memory of the table: 17 bytes per slot (the write log and overflow map come on top,
-// bounded by FlushEvery).
-func (c *Cache) TableBytes() int { return len(c.mu.keys) * slotBytes }
+func (c *Cache) alloc(slots int) {
+	c.mu.keys = make([]uint64, slots)
+	c.mu.checks = make([]uint32, slots)
+	c.mu.revs = make([]uint32, slots)
+	c.mu.meta = make([]uint8, slots)
+}
+
+// TableBytes returns the memory of the table now: 17 bytes per slot (the write log and overflow map come on
+// top, bounded by FlushEvery). It grows with the entries held, up to MaxEntries/0.8 slots.
+func (c *Cache) TableBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.keys) * slotBytes
+}
+
+// makeRoom grows the table, if it is below its bound, so one more entry keeps the load factor at most 0.8.
+// Slot indexes found before it are stale after it. Locked.
+func (c *Cache) makeRoom() {
+	slots := len(c.mu.keys)
+	if slots >= c.maxSlots || float64(c.mu.n+1) <= float64(slots)*loadFactor {
+		return
+	}
+	keys, checks, revs, meta := c.mu.keys, c.mu.checks, c.mu.revs, c.mu.meta
+	c.alloc(min(2*slots, c.maxSlots))
+	for i, k := range keys {
+		if k == 0 {
+			continue
+		}
+		s, _ := c.find(k, checks[i])
+		c.mu.keys[s], c.mu.checks[s], c.mu.revs[s], c.mu.meta[s] = k, checks[i], revs[i], meta[i]
+	}
+	c.mu.hand = 0
+}
 
 func cacheHash(fp []byte) (uint64, uint32) {
 	k := xxhash.Sum64(fp)
@@ -281,7 +314,10 @@ func (c *Cache) Get(ctx context.Context, fps []frontier.Fingerprint, out []Entry
 			continue
 		}
 		out[i], found[i] = mout[j], mfound[j]
-		if c.mu.n >= c.cfg.MaxEntries {
+		if c.mu.n < c.cfg.MaxEntries {
+			c.makeRoom()
+			s, _ = c.find(k, chk)
+		} else {
 			if !c.evictOne() {
 				continue // full of dirty entries: serve without caching
 			}
@@ -308,7 +344,10 @@ func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []E
 	for i, fp := range fps {
 		k, chk := cacheHash(fp)
 		s, ok := c.find(k, chk)
-		if !ok && c.mu.n >= c.cfg.MaxEntries {
+		if !ok && c.mu.n < c.cfg.MaxEntries {
+			c.makeRoom()
+			s, _ = c.find(k, chk)
+		} else if !ok {
 			if !c.evictOne() {
 				if err := c.flushLocked(ctx); err != nil {
 					return err

@@ -229,3 +229,80 @@ func TestCacheFootprint(t *testing.T) {
 		t.Fatalf("table is %.2f B per entry at capacity, want <= 24", per)
 	}
 }
+
+// TestCacheGrowth checks that the table starts small, grows with the entries held (staying at a load factor of
+// at most 0.8 after each doubling), never passes its bound, and keeps every entry across the rehashes.
+func TestCacheGrowth(t *testing.T) {
+	const slot = 17
+	for _, tc := range []struct {
+		name        string
+		max, insert int
+		viaGet      bool // entries arrive as store reads (Get) rather than writes (Put)
+	}{
+		{"empty", 3_000_000, 0, false},
+		{"few", 3_000_000, 1_000, false},
+		{"one doubling", 3_000_000, 60_000, false},
+		{"many doublings", 3_000_000, 400_000, false},
+		{"many doublings via get", 3_000_000, 400_000, true},
+		{"to the bound", 200_000, 200_000, false},
+		{"past the bound", 200_000, 300_000, true},
+		{"bound below the start size", 1_000, 5_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			m := state.NewMemory()
+			c := newCache(t, m, tc.max, min(15_000, tc.max-1))
+			maxBytes := int(float64(tc.max)/0.8+1) * slot
+			if got := c.TableBytes(); got > min(1<<16*slot, maxBytes) {
+				t.Fatalf("table at start is %d B, want <= %d", got, min(1<<16*slot, maxBytes))
+			}
+			fps := make([]frontier.Fingerprint, tc.insert)
+			for i := range fps {
+				fps[i] = frontier.Fingerprint{byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i), 0xA5}
+			}
+			es := make([]state.Entry, len(fps))
+			for i := range es {
+				es[i] = state.Entry{State: frontier.Queued, RevisitAt: int64(i)}
+			}
+			for lo := 0; lo < len(fps); lo += 1000 {
+				hi := min(lo+1000, len(fps))
+				if tc.viaGet {
+					if err := m.Put(ctx, fps[lo:hi], es[lo:hi]); err != nil {
+						t.Fatal(err)
+					}
+					if err := c.Get(ctx, fps[lo:hi], make([]state.Entry, hi-lo), make([]bool, hi-lo)); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := c.Put(ctx, fps[lo:hi], es[lo:hi]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := c.Stats()
+			if st.Len > tc.max {
+				t.Fatalf("holds %d entries, bound %d", st.Len, tc.max)
+			}
+			got := c.TableBytes()
+			if got > maxBytes {
+				t.Fatalf("table is %d B, bound %d B", got, maxBytes)
+			}
+			// Grown no further than one doubling past what 0.8 load needs (or the start size).
+			if need := max(1<<16, 2*int(float64(st.Len)/0.8+1)) * slot; got > need {
+				t.Fatalf("table is %d B for %d entries, want <= %d", got, st.Len, need)
+			}
+			if st.Len == tc.max {
+				if per := float64(got) / float64(tc.max); per > 24 {
+					t.Fatalf("full table is %.2f B per entry, want <= 24", per)
+				}
+			}
+			out, found := make([]state.Entry, len(fps)), make([]bool, len(fps))
+			if err := c.Get(ctx, fps, out, found); err != nil {
+				t.Fatal(err)
+			}
+			for i := range fps {
+				if !found[i] || out[i] != es[i] {
+					t.Fatalf("entry %d after growth: %+v found=%v, want %+v", i, out[i], found[i], es[i])
+				}
+			}
+		})
+	}
+}
