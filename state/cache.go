@@ -24,9 +24,8 @@ type CacheConfig struct {
 	FlushEvery int `mapstructure:"flush_every"`
 }
 
-// DefaultCacheConfig holds up to 3 million URLs (as Frontera's HBASE_STATE_CACHE_SIZE_LIMIT; about 64 MB when full,
-// the table grows to that with use) and
-// writes back every 15,000 changes (HBASE_STATE_WRITE_LOG_SIZE).
+// DefaultCacheConfig holds up to 3 million URLs (as Frontera's HBASE_STATE_CACHE_SIZE_LIMIT; about 64 MB when
+// full, reached with use) and writes back every 15,000 changes (HBASE_STATE_WRITE_LOG_SIZE).
 func DefaultCacheConfig() CacheConfig { return CacheConfig{MaxEntries: 3_000_000, FlushEvery: 15_000} }
 
 // Validate reports every problem of the configuration.
