@@ -60,9 +60,6 @@ func TestFaults(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 
-	// The binaries, built as an operator would.
-	bin := cluster.Build(t, ctx, "./cmd/dbworker", "./cmd/strategyworker", "./cmd/spider")
-
 	// Topics and tables of this run.
 	env := cluster.New(t, "faults", cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})
 
@@ -70,28 +67,11 @@ func TestFaults(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 10, 60, true
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 500*time.Millisecond, 200*time.Millisecond, 1<<20
-	site := web.Start(t, wcfg)
-	seeds := cluster.SeedFile(t, site.Seeds())
-	reach, err := site.Reachable(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reachable := len(reach.URLs())
+	site, seeds, reachable := startWeb(t, wcfg)
 
-	cfgDir := filepath.Join(dir, "configs")
-	env.WriteConfig(t, cfgDir, "common.yaml", `log: {level: info, format: text}
-metrics: {addr: "127.0.0.1:0"}
-spider: {delay: 1s, request_timeout: 10s, max_body_bytes: 262144}
-stats_interval: 5s
-shutdown_timeout: 10s
-`)
-	for _, role := range []string{"dbworker", "strategyworker", "spider"} {
-		env.WriteConfig(t, cfgDir, role+".yaml", "")
-	}
-	c := cluster.NewProcs(t, filepath.Join(dir, "logs"))
-	start := func(name, role string, args ...string) {
-		c.Start(name, cluster.Cmd{Path: filepath.Join(bin, role), Args: append([]string{"--config", filepath.Join(cfgDir, role+".yaml")}, args...)})
-	}
+	// The role binaries, built as an operator would.
+	c := cluster.NewBinaries(t, ctx, env, dir, cluster.ProcessConfig(time.Second))
+	start := func(name, role string, args ...string) { c.StartRole(name, role, args...) }
 	logCount := func(name, s string) int { return c.Get(name).LogCount(s) }
 	warcDir := filepath.Join(dir, "warc")
 	spiderArgs := func(p int) []string {
@@ -112,6 +92,7 @@ shutdown_timeout: 10s
 
 	seed := time.Now().UnixNano()
 	if v := os.Getenv("FRONTIER_TEST_FAULTS_SEED"); v != "" {
+		var err error
 		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
 			t.Fatalf("FRONTIER_TEST_FAULTS_SEED=%q: %v", v, err)
 		}
@@ -282,7 +263,7 @@ shutdown_timeout: 10s
 		}
 	}
 	t.Logf("crawl: %d reachable pages, %d requests; fetched again:\n%s", check.Reachable, len(site.Requests()), strings.Join(dupLines, "\n"))
-	checkArchive(t, c, site, warcDir)
+	checkArchive(t, c.Procs, site, warcDir)
 	checkCounters(t, ctx, env)
 	for i, f := range faults {
 		t.Logf("FAULT %-28s duplicates %3d (allowed %3d)  time to recover %s", f.name, dups[i], f.bound, f.recover.Round(100*time.Millisecond))

@@ -25,33 +25,14 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	env := cluster.New(t, "fence", cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})
-	bin := cluster.Build(t, ctx, "./cmd/dbworker", "./cmd/strategyworker", "./cmd/spider")
 
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 6, 40, true
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 300*time.Millisecond, 100*time.Millisecond, 1<<20
-	site := web.Start(t, wcfg)
-	seeds := cluster.SeedFile(t, site.Seeds())
-	reach, err := site.Reachable(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reachable := len(reach.URLs())
+	site, seeds, reachable := startWeb(t, wcfg)
 
-	cfgDir := filepath.Join(dir, "configs")
-	env.WriteConfig(t, cfgDir, "common.yaml", `log: {level: info, format: text}
-metrics: {addr: "127.0.0.1:0"}
-spider: {delay: 500ms, request_timeout: 10s, max_body_bytes: 262144}
-stats_interval: 5s
-shutdown_timeout: 10s
-`)
-	for _, role := range []string{"dbworker", "strategyworker", "spider"} {
-		env.WriteConfig(t, cfgDir, role+".yaml", "")
-	}
-	c := cluster.NewProcs(t, filepath.Join(dir, "logs"))
-	start := func(name, role string, args ...string) *cluster.Proc {
-		return c.Start(name, cluster.Cmd{Path: filepath.Join(bin, role), Args: append([]string{"--config", filepath.Join(cfgDir, role+".yaml")}, args...)})
-	}
+	c := cluster.NewBinaries(t, ctx, env, dir, cluster.ProcessConfig(500*time.Millisecond))
+	start := c.StartRole
 	a := start("dbw-a", "dbworker")
 	b := start("dbw-b", "dbworker")
 	start("sw-0", "strategyworker", "--partition-id", "0")

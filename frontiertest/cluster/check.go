@@ -25,3 +25,13 @@ func CheckCrawl(tb testing.TB, site *web.Site, allowTwice bool) web.CrawlCheck {
 	}
 	return check
 }
+
+// Reachable returns how many URLs a crawl from site's seeds reaches (web.Site.Reachable).
+func Reachable(tb testing.TB, site *web.Site) int {
+	tb.Helper()
+	reach, err := site.Reachable(site.Seeds()...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return len(reach.URLs())
+}
