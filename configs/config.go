@@ -310,13 +310,21 @@ func prefixed(key string, err error) []error {
 	return []error{fmt.Errorf("%s: %w", key, err)}
 }
 
+// DefaultStandaloneMemoryLimit is standalone.memory_limit unless configured: 256 MiB, above what the defaults
+// hold live (the spiders' body budgets, 2 × 64 MiB, the state caches and Bloom filter as they grow, Pebble's
+// memtables) and below the 300 MB a standalone crawl should peak at. The limit is soft: a live heap above it is
+// not an error, the collector then just runs more often.
+const DefaultStandaloneMemoryLimit = 256 << 20
+
 // standaloneDefaults are embedded's defaults for cmd/standalone: two spiders and two strategy workers, the data
-// in data/standalone, stopping when done, and pebblestore's default sized for a crawl that fits one machine: a
-// Bloom filter for 10 million URLs at 1% (12 MB) rather than pebblestore's 100 million.
+// in data/standalone, stopping when done, pebblestore's default sized for a crawl that fits one machine (a
+// Bloom filter for 10 million URLs at 1%, 12 MB, rather than pebblestore's 100 million), and a soft memory limit
+// of DefaultStandaloneMemoryLimit.
 func standaloneDefaults() embedded.Config {
 	e := embedded.DefaultConfig()
 	e.DataDir, e.Spiders, e.StrategyWorkers, e.StopWhenDone = "data/standalone", 2, 2, true
 	e.Pebble.Bloom.Expected = 10_000_000
+	e.MemoryLimit = DefaultStandaloneMemoryLimit
 	return e
 }
 

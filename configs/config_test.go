@@ -67,7 +67,7 @@ func TestBadConfigs(t *testing.T) {
 			"streams.spider_log: partitions = 0", "kafka.brokers: \"nohostport\"", "stats_interval: -1s"}},
 		{"bad.duration.yaml", []string{"shutdown_timeout"}},
 		{"bad.sections.yaml", []string{`unknown key "spider.user_agnt"`}},
-		{"bad.section-values.yaml", []string{"spider: delay: -1s", `db_worker: roles: "batchs"`, "standalone: spiders = 0"}},
+		{"bad.section-values.yaml", []string{"spider: delay: -1s", `db_worker: roles: "batchs"`, "standalone: spiders = 0", "standalone: memory_limit = -1"}},
 		{"bad.syntax.yaml", []string{"bad.syntax.yaml"}},
 		{"does-not-exist.yaml", []string{"does-not-exist.yaml"}},
 	} {

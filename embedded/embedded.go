@@ -74,6 +74,11 @@ type Config struct {
 	QuietPeriod time.Duration `mapstructure:"quiet_period"`
 	// Pebble configures the store; its Dir is DataDir/pebble when empty.
 	Pebble pebblestore.Config `mapstructure:"pebble"`
+	// MemoryLimit is the soft memory limit in bytes of the process that runs the crawl (runtime/debug's
+	// SetMemoryLimit, as GOMEMLIMIT), so the garbage collector works before the heap doubles (GOGC 100) rather
+	// than after: cmd/standalone sets it at start (launch), unless GOMEMLIMIT is set; Run itself never does,
+	// since a library must not change its host process. 0 sets none.
+	MemoryLimit int64 `mapstructure:"memory_limit"`
 
 	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).
 	Codec string `mapstructure:"-"`
@@ -107,6 +112,9 @@ func (c Config) Validate() error {
 	}
 	if c.QuietPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("quiet_period = %v, want > 0", c.QuietPeriod))
+	}
+	if c.MemoryLimit < 0 {
+		errs = append(errs, fmt.Errorf("memory_limit = %d, want >= 0 (0 sets none)", c.MemoryLimit))
 	}
 	p := c.Pebble
 	if p.Dir == "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	ecfg := embeddedConfig(cfg)
+	setMemoryLimit(ecfg.MemoryLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -62,6 +64,19 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	return report(os.Stdout, sum, site, cfg.WARC.Dir)
+}
+
+// setMemoryLimit applies standalone.memory_limit as the process's soft memory limit, unless GOMEMLIMIT is set
+// (the operator's word wins) or the limit is 0.
+func setMemoryLimit(limit int64, env cli.Env) {
+	if limit <= 0 {
+		return
+	}
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		env.Logger.Info("standalone: GOMEMLIMIT set; standalone.memory_limit not applied", "GOMEMLIMIT", v, "memory_limit", limit)
+		return
+	}
+	debug.SetMemoryLimit(limit)
 }
 
 // embeddedConfig is the standalone section, which configs filled from the other sections (FillGlobals).
