@@ -7,6 +7,10 @@
 // states, queue and page-metadata stores of either family (pebblestore for the standalone, hbase for the
 // cluster).
 //
+// frontiertest/cluster is the one harness for tests that run a cluster over Kafka and HBase: per-run topics
+// and tables, the roles in process or as binaries under one process supervisor, the idle wait and the
+// end-of-crawl check.
+//
 // Import it only from _test.go files and benchmarks. It imports no other Frontier package but the model
 // ones (frontier, state, metadata), which import no test helper, so any package's tests may use it.
 package frontiertest
