@@ -21,7 +21,8 @@ import (
 // spider delay 0, so the large bodies are fetched at once: the case issue 21 saw take a crawl of 1,000 hosts to
 // 6.7-10.6 GB. The figure is the test process's ru_maxrss (the loopback web streams its large pages from one
 // shared chunk, so it adds little). FRONTIER_BENCH_NO_LARGE=1 leaves the large pages out (the floor);
-// FRONTIER_BENCH_BUDGET sets spider.body_budget_bytes; FRONTIER_BENCH_HEAPPROFILE=FILE writes a heap profile
+// FRONTIER_BENCH_BUDGET sets spider.body_budget_bytes; FRONTIER_BENCH_BLOOM_EXPECTED sets
+// standalone.pebble.bloom.expected (this test's default is pebblestore's 100 million, cmd/standalone's 10 million); FRONTIER_BENCH_HEAPPROFILE=FILE writes a heap profile
 // taken at the peak of the heap in use. Run it alone in its process, for BENCHMARKS.md:
 //
 //	FRONTIER_BENCH_MEMORY=1 FRONTIER_BENCH_HOSTS=200 go test -count=1 -run TestLargePagesMemory -v ./embedded
@@ -46,6 +47,9 @@ func TestLargePagesMemory(t *testing.T) {
 	cfg.Spider.RequestTimeout = 2 * time.Minute
 	if b := env("FRONTIER_BENCH_BUDGET", 0); b > 0 {
 		cfg.Spider.BodyBudgetBytes = int64(b)
+	}
+	if n := env("FRONTIER_BENCH_BLOOM_EXPECTED", 0); n > 0 { // cmd/standalone's default is 10,000,000
+		cfg.Pebble.Bloom.Expected = uint64(n)
 	}
 	dir := t.TempDir()
 	seeds := filepath.Join(dir, "seeds.txt")
