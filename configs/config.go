@@ -318,7 +318,8 @@ const DefaultStandaloneMemoryLimit = 256 << 20
 
 // standaloneDefaults are embedded's defaults for cmd/standalone: two spiders and two strategy workers, the data
 // in data/standalone, stopping when done, pebblestore's default sized for a crawl that fits one machine (a
-// Bloom filter for 10 million URLs at 1%, 12 MB, rather than pebblestore's 100 million), and a soft memory limit
+// Bloom filter designed for 10 million URLs at 1% rather than pebblestore's 100 million; it grows with the crawl
+// from about 1.2 MB), and a soft memory limit
 // of DefaultStandaloneMemoryLimit.
 func standaloneDefaults() embedded.Config {
 	e := embedded.DefaultConfig()

@@ -32,7 +32,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: synced writes, 128 MiB block cache, 1000 score buckets, a Bloom filter
-// for 100 million URLs at 1%.
+// for 100 million URLs at 1% (a filter that grows with the crawl, from about 1.2 MB: state.Bloom).
 func DefaultConfig() Config {
 	return Config{Sync: true, CacheBytes: 128 << 20, ScoreBuckets: 1000, Bloom: state.DefaultBloomConfig()}
 }

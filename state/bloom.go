@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"math/bits"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -19,19 +20,25 @@ import (
 )
 
 // Bloom is a Bloom filter over fingerprints: Test answers false only for a fingerprint never added ("certainly
-// new"); true means "maybe seen" and must be checked against the exact store. It is sized from the expected
+// new"); true means "maybe seen" and must be checked against the exact store. It is designed for an expected
 // number of URLs and a target false-positive rate, and can be saved to and loaded from a byte stream.
 //
+// It grows with the crawl (a scalable Bloom filter, Almeida et al. 2007): it starts with one layer for at most
+// firstLayerCap fingerprints and, whenever the newest layer holds its capacity, adds a layer of twice the
+// capacity at half the false-positive rate. Layer i (from 0) has rate FPRate/2^(i+1), so the rate of the whole
+// stays under FPRate at any count, and a small crawl pays for the URLs it has seen, not for Expected. A
+// fingerprint is added to the newest layer unless an older one already answers "maybe".
+//
 // It is our own rather than bits-and-blooms/bloom/v3 because it is shared by concurrent strategy-worker
-// goroutines without a lock (bits are set with atomic OR), hashes a fingerprint once (xxhash64, then
-// Kirsch–Mitzenmacher double hashing with a multiply-shift range reduction, no modulo), and has a checksummed
-// file format with its design parameters, so a restart can tell a stale or foreign file from its own.
+// goroutines without a lock (bits are set with atomic OR; only adding a layer takes a mutex), hashes a
+// fingerprint once (xxhash64, then Kirsch–Mitzenmacher double hashing with a multiply-shift range reduction, no
+// modulo), and has a checksummed file format with its design parameters, so a restart can tell a stale or
+// foreign file from its own.
 //
 // Safe for concurrent use. A Test racing with an Add of the same fingerprint may answer either way.
 type Bloom struct {
-	words  []atomic.Uint64
-	m      uint64 // bits
-	k      uint32 // hash functions
+	layers atomic.Pointer[[]*bloomLayer]
+	grow   sync.Mutex
 	design uint64 // expected fingerprints
 	fpRate float64
 	n      atomic.Uint64 // Adds that set at least one new bit: about the distinct fingerprints added
@@ -39,15 +46,29 @@ type Bloom struct {
 	log    *slog.Logger
 }
 
+// firstLayerCap is the most fingerprints the first layer is sized for (about 1.2 MB at a 1% design rate).
+const firstLayerCap = 1 << 20
+
+type bloomLayer struct {
+	words []atomic.Uint64
+	m     uint64 // bits
+	k     uint32 // hash functions
+	cap   uint64 // fingerprints it is sized for (the design of its file record)
+	rate  float64
+	n     atomic.Uint64
+}
+
 // BloomConfig sizes a Bloom filter.
 type BloomConfig struct {
-	// Expected is the number of distinct URLs the filter is designed for; 0 disables the filter.
+	// Expected is the number of distinct URLs the filter is designed for (it warns past it, and keeps growing);
+	// 0 disables the filter.
 	Expected uint64 `mapstructure:"expected"`
-	// FPRate is the false-positive rate at Expected URLs, in (0, 0.5].
+	// FPRate is the false-positive rate bound, in (0, 0.5].
 	FPRate float64 `mapstructure:"fp_rate"`
 }
 
-// DefaultBloomConfig is 100 million URLs at 1% (about 114 MiB).
+// DefaultBloomConfig is 100 million URLs at 1% (about 114 MiB for one layer; the filter grows to its size
+// with use).
 func DefaultBloomConfig() BloomConfig { return BloomConfig{Expected: 100_000_000, FPRate: 0.01} }
 
 // Validate reports every problem of the configuration.
@@ -62,9 +83,10 @@ func (c BloomConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// NewBloom returns an empty filter for cfg.Expected fingerprints at cfg.FPRate: m = −n·ln p / ln²2 bits
-// (rounded up to whole 64-bit words) and k = round(m/n · ln 2) hash functions. log receives the warning when
-// the filter passes its design size; nil discards it.
+// NewBloom returns an empty filter for cfg.Expected fingerprints at cfg.FPRate: its first layer holds
+// min(Expected, firstLayerCap) fingerprints at FPRate/2, m = −n·ln p / ln²2 bits (rounded up to whole 64-bit
+// words) and k = round(m/n · ln 2) hash functions. log receives the warning when the filter passes its design
+// size; nil discards it.
 func NewBloom(cfg BloomConfig, log *slog.Logger) (*Bloom, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -72,19 +94,28 @@ func NewBloom(cfg BloomConfig, log *slog.Logger) (*Bloom, error) {
 	if cfg.Expected == 0 {
 		return nil, errors.New("state: bloom expected = 0")
 	}
-	n := float64(cfg.Expected)
-	m := uint64(math.Ceil(-n * math.Log(cfg.FPRate) / (math.Ln2 * math.Ln2)))
-	m = (m + 63) &^ 63
-	k := uint32(math.Round(float64(m) / n * math.Ln2))
-	k = max(k, 1)
-	return newBloom(m, k, cfg.Expected, cfg.FPRate, log), nil
+	b := emptyBloom(cfg.Expected, cfg.FPRate, log)
+	b.layers.Store(&[]*bloomLayer{sizedLayer(min(cfg.Expected, firstLayerCap), cfg.FPRate/2)})
+	return b, nil
 }
 
-func newBloom(m uint64, k uint32, design uint64, fpRate float64, log *slog.Logger) *Bloom {
+func emptyBloom(design uint64, fpRate float64, log *slog.Logger) *Bloom {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bloom{words: make([]atomic.Uint64, m/64), m: m, k: k, design: design, fpRate: fpRate, log: log}
+	return &Bloom{design: design, fpRate: fpRate, log: log}
+}
+
+func sizedLayer(n uint64, p float64) *bloomLayer {
+	fn := float64(n)
+	m := uint64(math.Ceil(-fn * math.Log(p) / (math.Ln2 * math.Ln2)))
+	m = (m + 63) &^ 63
+	k := max(uint32(math.Round(float64(m)/fn*math.Ln2)), 1)
+	return newLayer(m, k, n, p)
+}
+
+func newLayer(m uint64, k uint32, capacity uint64, rate float64) *bloomLayer {
+	return &bloomLayer{words: make([]atomic.Uint64, m/64), m: m, k: k, cap: capacity, rate: rate}
 }
 
 func bloomHashes(fp []byte) (uint64, uint64) {
@@ -96,56 +127,119 @@ func bloomHashes(fp []byte) (uint64, uint64) {
 	return h1, (z ^ (z >> 31)) | 1
 }
 
-// Add inserts fp.
-func (b *Bloom) Add(fp frontier.Fingerprint) {
-	h1, h2 := bloomHashes(fp)
+func (l *bloomLayer) add(h1, h2 uint64) bool {
 	fresh := false
-	for i := range uint64(b.k) {
-		bit, _ := bits.Mul64(h1+i*h2, b.m)
-		w, mask := &b.words[bit>>6], uint64(1)<<(bit&63)
+	for i := range uint64(l.k) {
+		bit, _ := bits.Mul64(h1+i*h2, l.m)
+		w, mask := &l.words[bit>>6], uint64(1)<<(bit&63)
 		if w.Load()&mask == 0 {
 			w.Or(mask)
 			fresh = true
 		}
 	}
-	if fresh && b.n.Add(1) == b.design+1 && b.warned.CompareAndSwap(false, true) {
-		b.log.Warn("state: bloom filter past its design size; false positives (extra store reads) will grow",
-			"design", b.design, "fp_rate_at_design", b.fpRate, "bits", b.m)
-	}
+	return fresh
 }
 
-// Test reports whether fp may have been added (true) or certainly was not (false).
-func (b *Bloom) Test(fp frontier.Fingerprint) bool {
-	h1, h2 := bloomHashes(fp)
-	for i := range uint64(b.k) {
-		bit, _ := bits.Mul64(h1+i*h2, b.m)
-		if b.words[bit>>6].Load()&(uint64(1)<<(bit&63)) == 0 {
+func (l *bloomLayer) test(h1, h2 uint64) bool {
+	for i := range uint64(l.k) {
+		bit, _ := bits.Mul64(h1+i*h2, l.m)
+		if l.words[bit>>6].Load()&(uint64(1)<<(bit&63)) == 0 {
 			return false
 		}
 	}
 	return true
 }
 
+// Add inserts fp.
+func (b *Bloom) Add(fp frontier.Fingerprint) {
+	h1, h2 := bloomHashes(fp)
+	ls := *b.layers.Load()
+	for _, l := range ls[:len(ls)-1] {
+		if l.test(h1, h2) {
+			return
+		}
+	}
+	last := ls[len(ls)-1]
+	if !last.add(h1, h2) {
+		return
+	}
+	if last.n.Add(1) >= last.cap {
+		b.addLayer(len(ls))
+	}
+	if b.n.Add(1) == b.design+1 && b.warned.CompareAndSwap(false, true) {
+		b.log.Warn("state: bloom filter past its design size; it keeps growing a layer at a time",
+			"design", b.design, "fp_rate", b.fpRate, "bits", b.Bits())
+	}
+}
+
+// addLayer appends a layer of twice the newest one's capacity at half its rate, unless one was added since the
+// filter had have layers.
+func (b *Bloom) addLayer(have int) {
+	b.grow.Lock()
+	defer b.grow.Unlock()
+	ls := *b.layers.Load()
+	if len(ls) != have {
+		return
+	}
+	last := ls[len(ls)-1]
+	next := append(append(make([]*bloomLayer, 0, len(ls)+1), ls...), sizedLayer(2*last.cap, last.rate/2))
+	b.layers.Store(&next)
+}
+
+// Test reports whether fp may have been added (true) or certainly was not (false).
+func (b *Bloom) Test(fp frontier.Fingerprint) bool {
+	h1, h2 := bloomHashes(fp)
+	for _, l := range *b.layers.Load() {
+		if l.test(h1, h2) {
+			return true
+		}
+	}
+	return false
+}
+
 // Count returns about how many distinct fingerprints were added (Adds that set a new bit).
 func (b *Bloom) Count() uint64 { return b.n.Load() }
 
-// Bits returns the size of the filter in bits; Bytes in memory is Bits/8.
-func (b *Bloom) Bits() uint64 { return b.m }
+// Bits returns the size of the filter in bits, all layers; Bytes in memory is Bits/8.
+func (b *Bloom) Bits() uint64 {
+	var m uint64
+	for _, l := range *b.layers.Load() {
+		m += l.m
+	}
+	return m
+}
 
-// HashFuncs returns k, the number of bits set per fingerprint.
-func (b *Bloom) HashFuncs() uint32 { return b.k }
+// Layers returns the number of layers.
+func (b *Bloom) Layers() int { return len(*b.layers.Load()) }
+
+// HashFuncs returns k of the newest layer, the number of bits set per fingerprint added now.
+func (b *Bloom) HashFuncs() uint32 { ls := *b.layers.Load(); return ls[len(ls)-1].k }
 
 // Config returns the design the filter was built for.
 func (b *Bloom) Config() BloomConfig { return BloomConfig{Expected: b.design, FPRate: b.fpRate} }
 
-// ExpectedFPRate returns the theoretical false-positive rate after n distinct insertions: (1 − e^(−kn/m))^k.
+// ExpectedFPRate returns the theoretical false-positive rate after n distinct insertions into this filter's
+// layers, filled in order to their capacities: 1 − Π(1 − (1 − e^(−k·nᵢ/m))^k).
 func (b *Bloom) ExpectedFPRate(n uint64) float64 {
-	return math.Pow(1-math.Exp(-float64(b.k)*float64(n)/float64(b.m)), float64(b.k))
+	ls := *b.layers.Load()
+	pass := 1.0
+	for i, l := range ls {
+		ni := n
+		if i < len(ls)-1 {
+			ni = min(n, l.cap)
+		}
+		n -= ni
+		pass *= 1 - math.Pow(1-math.Exp(-float64(l.k)*float64(ni)/float64(l.m)), float64(l.k))
+	}
+	return 1 - pass
 }
 
 const bloomMagic = "FRBLOOM1"
 
-// header: magic, m, k, design, fpRate bits, n; then m/64 little-endian words; then CRC-32C of all before.
+// The file is one record per layer, oldest first. A record: magic, m, k, design, fpRate bits, n; then m/64
+// little-endian words; then CRC-32C of the record before it. The first record's design and fpRate are the
+// filter's (its n the whole filter's count); a later record's are its layer's capacity and rate (its n the
+// layer's count). A one-layer file is the format of the filter before it grew layers.
 const bloomHeaderLen = 8 + 8 + 4 + 8 + 8 + 8
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -153,64 +247,125 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // WriteTo writes the filter in its file format. Concurrent Adds during WriteTo may or may not be included.
 func (b *Bloom) WriteTo(w io.Writer) (int64, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	crc := crc32.New(castagnoli)
-	out := io.MultiWriter(bw, crc)
-	hdr := make([]byte, 0, bloomHeaderLen)
-	hdr = append(hdr, bloomMagic...)
-	hdr = binary.LittleEndian.AppendUint64(hdr, b.m)
-	hdr = binary.LittleEndian.AppendUint32(hdr, b.k)
-	hdr = binary.LittleEndian.AppendUint64(hdr, b.design)
-	hdr = binary.LittleEndian.AppendUint64(hdr, math.Float64bits(b.fpRate))
-	hdr = binary.LittleEndian.AppendUint64(hdr, b.n.Load())
-	if _, err := out.Write(hdr); err != nil {
-		return 0, fmt.Errorf("state: write bloom: %w", err)
-	}
-	buf := make([]byte, 0, 1<<15)
-	for i := range b.words {
-		buf = binary.LittleEndian.AppendUint64(buf, b.words[i].Load())
-		if len(buf) == cap(buf) || i == len(b.words)-1 {
-			if _, err := out.Write(buf); err != nil {
-				return 0, fmt.Errorf("state: write bloom: %w", err)
-			}
-			buf = buf[:0]
+	var total int64
+	for i, l := range *b.layers.Load() {
+		design, rate, n := l.cap, l.rate, l.n.Load()
+		if i == 0 {
+			design, rate, n = b.design, b.fpRate, b.n.Load()
 		}
-	}
-	if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
-		return 0, fmt.Errorf("state: write bloom: %w", err)
+		crc := crc32.New(castagnoli)
+		out := io.MultiWriter(bw, crc)
+		hdr := make([]byte, 0, bloomHeaderLen)
+		hdr = append(hdr, bloomMagic...)
+		hdr = binary.LittleEndian.AppendUint64(hdr, l.m)
+		hdr = binary.LittleEndian.AppendUint32(hdr, l.k)
+		hdr = binary.LittleEndian.AppendUint64(hdr, design)
+		hdr = binary.LittleEndian.AppendUint64(hdr, math.Float64bits(rate))
+		hdr = binary.LittleEndian.AppendUint64(hdr, n)
+		if _, err := out.Write(hdr); err != nil {
+			return 0, fmt.Errorf("state: write bloom: %w", err)
+		}
+		buf := make([]byte, 0, 1<<15)
+		for i := range l.words {
+			buf = binary.LittleEndian.AppendUint64(buf, l.words[i].Load())
+			if len(buf) == cap(buf) || i == len(l.words)-1 {
+				if _, err := out.Write(buf); err != nil {
+					return 0, fmt.Errorf("state: write bloom: %w", err)
+				}
+				buf = buf[:0]
+			}
+		}
+		if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
+			return 0, fmt.Errorf("state: write bloom: %w", err)
+		}
+		total += int64(bloomHeaderLen + 8*len(l.words) + 4)
 	}
 	if err := bw.Flush(); err != nil {
 		return 0, fmt.Errorf("state: write bloom: %w", err)
 	}
-	return int64(bloomHeaderLen + 8*len(b.words) + 4), nil
+	return total, nil
 }
 
 // ReadBloom reads a filter written by WriteTo from a stream of size bytes (-1 if unknown). A truncated,
 // corrupt or foreign stream is an error naming the problem. With the size known, a header that does not
-// match it is rejected before anything is allocated; without it, the bits are read in slabs and copied at
+// fit in it is rejected before anything is allocated; without it, the bits are read in slabs and copied at
 // the end (twice the filter's memory at the peak), so a lying header cannot make it allocate more than the
 // stream holds.
 func ReadBloom(r io.Reader, size int64, log *slog.Logger) (*Bloom, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	var b *Bloom
+	var ls []*bloomLayer
+	left := size
+	for i := 0; ; i++ {
+		if i > 0 {
+			if _, err := br.Peek(1); err == io.EOF {
+				break
+			}
+		}
+		l, design, rate, n, used, err := readLayer(br, left, i)
+		if err != nil {
+			return nil, err
+		}
+		if size >= 0 {
+			left -= used
+		}
+		if i == 0 {
+			b = emptyBloom(design, rate, log)
+			b.n.Store(n)
+		} else {
+			l.cap, l.rate = design, rate
+			l.n.Store(n)
+		}
+		ls = append(ls, l)
+		if i >= 64 {
+			return nil, fmt.Errorf("state: read bloom: more than 64 layers")
+		}
+	}
+	if size >= 0 && left != 0 {
+		return nil, fmt.Errorf("state: read bloom: stream of %d bytes, its records take %d (corrupt)", size, size-left)
+	}
+	// The first layer's rate and capacity are not in its record: the rate is NewBloom's, the capacity what its
+	// bits hold at that rate (a file from before the layers holds more); its count is the whole filter's less
+	// the later layers'.
+	first := ls[0]
+	first.rate = b.fpRate / 2
+	if !(first.rate > 0 && first.rate < 1) {
+		return nil, fmt.Errorf("state: read bloom: fp_rate %v out of range", b.fpRate)
+	}
+	first.cap = max(uint64(float64(first.m)*math.Ln2*math.Ln2/-math.Log(first.rate)), 1)
+	rest := uint64(0)
+	for _, l := range ls[1:] {
+		rest += l.n.Load()
+	}
+	first.n.Store(b.n.Load() - min(rest, b.n.Load()))
+	b.layers.Store(&ls)
+	return b, nil
+}
+
+// readLayer reads one record of at most left bytes (-1 if unknown) and returns its layer, its design, rate and
+// count fields, and its length.
+func readLayer(br *bufio.Reader, left int64, idx int) (*bloomLayer, uint64, float64, uint64, int64, error) {
 	crc := crc32.New(castagnoli)
 	in := io.TeeReader(br, crc)
 	hdr := make([]byte, bloomHeaderLen)
 	if _, err := io.ReadFull(in, hdr); err != nil {
-		return nil, fmt.Errorf("state: read bloom header: %w", err)
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom header (layer %d): %w", idx, err)
 	}
 	if string(hdr[:8]) != bloomMagic {
-		return nil, fmt.Errorf("state: read bloom: magic %q, want %q", hdr[:8], bloomMagic)
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom: magic %q, want %q (layer %d)", hdr[:8], bloomMagic, idx)
 	}
 	m := binary.LittleEndian.Uint64(hdr[8:])
 	k := binary.LittleEndian.Uint32(hdr[16:])
 	design := binary.LittleEndian.Uint64(hdr[20:])
-	fpRate := math.Float64frombits(binary.LittleEndian.Uint64(hdr[28:]))
+	rate := math.Float64frombits(binary.LittleEndian.Uint64(hdr[28:]))
 	n := binary.LittleEndian.Uint64(hdr[36:])
 	if m == 0 || m%64 != 0 || m > 1<<46 || k == 0 || k > 64 {
-		return nil, fmt.Errorf("state: read bloom: bad geometry m=%d k=%d", m, k)
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom: bad geometry m=%d k=%d (layer %d)", m, k, idx)
 	}
 	words := int(m / 64)
-	if want := int64(bloomHeaderLen + 8*words + 4); size >= 0 && size != want {
-		return nil, fmt.Errorf("state: read bloom: stream of %d bytes, header says %d (truncated or corrupt)", size, want)
+	want := int64(bloomHeaderLen + 8*words + 4)
+	if left >= 0 && want > left {
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom: %d bytes left, header says %d (truncated or corrupt, layer %d)", left, want, idx)
 	}
 	const slabWords = 1 << 17
 	var slabs [][]uint64
@@ -218,7 +373,7 @@ func ReadBloom(r io.Reader, size int64, log *slog.Logger) (*Bloom, error) {
 	for read := 0; read < words; {
 		chunk := min(slabWords, words-read)
 		if _, err := io.ReadFull(in, buf[:chunk*8]); err != nil {
-			return nil, fmt.Errorf("state: read bloom bits (word %d of %d): %w", read, words, err)
+			return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom bits (layer %d, word %d of %d): %w", idx, read, words, err)
 		}
 		slab := make([]uint64, chunk)
 		for j := range slab {
@@ -227,25 +382,24 @@ func ReadBloom(r io.Reader, size int64, log *slog.Logger) (*Bloom, error) {
 		slabs = append(slabs, slab)
 		read += chunk
 	}
-	want := crc.Sum32()
+	sumWant := crc.Sum32()
 	var sum [4]byte
 	if _, err := io.ReadFull(br, sum[:]); err != nil {
-		return nil, fmt.Errorf("state: read bloom checksum: %w", err)
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom checksum (layer %d): %w", idx, err)
 	}
-	if got := binary.LittleEndian.Uint32(sum[:]); got != want {
-		return nil, fmt.Errorf("state: read bloom: checksum %08x, want %08x (corrupt file)", got, want)
+	if got := binary.LittleEndian.Uint32(sum[:]); got != sumWant {
+		return nil, 0, 0, 0, 0, fmt.Errorf("state: read bloom: checksum %08x, want %08x (corrupt file, layer %d)", got, sumWant, idx)
 	}
-	b := newBloom(m, k, design, fpRate, log)
-	b.n.Store(n)
+	l := newLayer(m, k, 0, 0)
 	i := 0
 	for si, slab := range slabs {
 		for _, w := range slab {
-			b.words[i].Store(w)
+			l.words[i].Store(w)
 			i++
 		}
 		slabs[si] = nil
 	}
-	return b, nil
+	return l, design, rate, n, want, nil
 }
 
 // BloomStore puts a Bloom filter in front of a Store: Get reads from the store only the fingerprints the filter

@@ -237,3 +237,78 @@ func FuzzReadBloom(f *testing.F) {
 		b.Test(frontier.Fingerprint("y"))
 	})
 }
+
+// TestBloomGrowth fills filters past their first layer and their design: the layers grow in number, not the
+// first layer in size; nothing added ever tests as new; the measured and theoretical false-positive rates
+// stay under the configured bound; and a saved filter loads with the same layers and answers.
+func TestBloomGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		expected, add uint64
+		p             float64
+		layers        int
+	}{
+		{expected: 10_000, add: 5_000, p: 0.01, layers: 1},
+		{expected: 10_000, add: 11_000, p: 0.01, layers: 2}, // a layer is added when the newest is full
+		{expected: 10_000, add: 35_000, p: 0.01, layers: 3},
+		{expected: 10_000, add: 80_000, p: 0.05, layers: 4},
+		{expected: 100_000_000, add: 1_500_000, p: 0.01, layers: 2}, // first layer 2^20, not 100 M
+	} {
+		t.Run(fmt.Sprintf("expected=%d,add=%d,p=%v", tc.expected, tc.add, tc.p), func(t *testing.T) {
+			b := newBloom(t, tc.expected, tc.p, nil)
+			first := b.Bits()
+			if maxFirst := uint64(min(tc.expected, 1<<20)) * 12; first > maxFirst { // 11 bits per URL at 0.5%
+				t.Fatalf("first layer %d bits, want <= %d", first, maxFirst)
+			}
+			for i := range int(tc.add) {
+				b.Add(statetest.FP(i))
+			}
+			if b.Layers() != tc.layers {
+				t.Errorf("%d layers after %d adds, want %d", b.Layers(), tc.add, tc.layers)
+			}
+			for i := range int(tc.add) {
+				if !b.Test(statetest.FP(i)) {
+					t.Fatalf("added fingerprint %d tests as new", i)
+				}
+			}
+			if theory := b.ExpectedFPRate(tc.add); theory > tc.p {
+				t.Errorf("theoretical rate %.5f above the bound %v", theory, tc.p)
+			}
+			probes, fp := 200_000, 0
+			for i := range probes {
+				if b.Test(statetest.FP(int(tc.add) + i)) {
+					fp++
+				}
+			}
+			if got := float64(fp) / float64(probes); got > tc.p*1.1 {
+				t.Errorf("measured false-positive rate %.5f above the bound %v", got, tc.p)
+			}
+			var buf bytes.Buffer
+			if _, err := b.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			c, err := state.ReadBloom(bytes.NewReader(buf.Bytes()), int64(buf.Len()), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Layers() != b.Layers() || c.Bits() != b.Bits() || c.Count() != b.Count() || c.Config() != b.Config() {
+				t.Fatalf("loaded %d layers %d bits %d count %+v, saved %d %d %d %+v",
+					c.Layers(), c.Bits(), c.Count(), c.Config(), b.Layers(), b.Bits(), b.Count(), b.Config())
+			}
+			for i := range int(tc.add) + 10_000 {
+				if b.Test(statetest.FP(i)) != c.Test(statetest.FP(i)) {
+					t.Fatalf("fingerprint %d tests differently after load", i)
+				}
+			}
+			if _, err := state.ReadBloom(bytes.NewReader(buf.Bytes()[:buf.Len()-3]), int64(buf.Len()-3), nil); err == nil {
+				t.Error("truncated multi-layer file loaded without error")
+			}
+			// The loaded filter keeps growing where the saved one stopped.
+			for i := range 2 * int(tc.add) {
+				c.Add(statetest.FP(int(tc.add) + i))
+			}
+			if c.Layers() <= b.Layers() && tc.add >= 1<<20 {
+				t.Errorf("loaded filter did not grow: %d layers", c.Layers())
+			}
+		})
+	}
+}

@@ -37,10 +37,12 @@
 //
 // # Bloom filter
 //
-// Bloom is sized from the expected URL count and a false-positive rate (m = −n·ln p / ln²2 bits, k =
-// round(m/n·ln 2)); its measured rate at the design size is within 10% of theory (TestBloomFPRate); it
-// logs a warning once the distinct insertions pass the design size; WriteTo/ReadBloom persist it with a
-// checksum. BloomStore puts it in front of a Store: a "maybe seen" always reads the store, so a false
+// Bloom is a scalable Bloom filter: layers sized from a URL count and a false-positive rate (m = −n·ln p /
+// ln²2 bits, k = round(m/n·ln 2)), the first for min(expected, 2^20) URLs at half the configured rate, each
+// next one, added when the newest is full, for twice the URLs at half the rate, so the whole stays under the
+// configured rate at any count and a small crawl does not pay for the expected count's bits (TestBloomGrowth);
+// its measured rate is within 10% of theory (TestBloomFPRate); it logs a warning once the distinct insertions
+// pass the design size; WriteTo/ReadBloom persist it, one checksummed record per layer. BloomStore puts it in front of a Store: a "maybe seen" always reads the store, so a false
 // positive costs one read and never hides a URL. The Pebble store saves and reloads the filter with the
 // database (see pebblestore).
 //
