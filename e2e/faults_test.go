@@ -208,7 +208,7 @@ func TestFaults(t *testing.T) {
 	recovered(f, time.Now(), nil)
 
 	// The end of the crawl: every stream consumed, the queue empty, for a quiet few seconds.
-	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil).Queue(),
+	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil),
 		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
 	c.CheckAlive()
 

@@ -64,7 +64,7 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	}
 	t.Logf("DB worker A stopped for %s; B took over", time.Since(stoppedAt).Round(100*time.Millisecond))
 
-	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil).Queue(),
+	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil),
 		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
 	c.CheckAlive()
 	t.Logf("DB worker A after SIGCONT: %d fenced writes refused; log tail:\n%s", a.LogCount("fenced:"), a.Tail(15))

@@ -9,7 +9,9 @@
 //     processes (the role binaries that Build builds, the standalone binary, Python's Frontera) and watches
 //     them: logs to files, SIGKILL and restart, /readyz, the logs shown when the test fails.
 //   - Idle and WaitIdle say when a crawl is over: every consumer group has committed everything on every
-//     stream and the queue is empty, for a quiet period.
+//     stream and the queue is empty, for a quiet period. WaitIdle then checks the end-of-crawl accounting
+//     invariant on the run's HBase tables (frontiertest.RequireAccounted), so every cluster crawl that ends
+//     there fails on a stranded URL.
 //   - CheckCrawl compares what the synthetic web's servers saw with its ground truth (frontiertest/web).
 //
 // Like every frontiertest package it is imported only by tests (internal/archtest enforces it); it may

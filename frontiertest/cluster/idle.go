@@ -7,6 +7,8 @@ import (
 
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
+	"github.com/frontiercrawl/frontier/frontiertest"
+	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/queue"
 )
 
@@ -43,8 +45,17 @@ type Wait struct {
 	Retry bool
 }
 
-// WaitIdle polls Idle every 100 ms until the crawl is over as w says; it fails the test when ctx ends first.
-func WaitIdle(tb testing.TB, ctx context.Context, b *kafkabus.Bus, q queue.Queue, w Wait) {
+// WaitIdle polls Idle (on hb's queue) every 100 ms until the crawl is over as w says; it fails the test when
+// ctx ends first. Once the crawl is over it checks the end-of-crawl accounting invariant on hb's tables
+// (frontiertest.RequireAccounted): every cluster crawl that ends here is checked for stranded URLs, and none
+// can forget to. Every stream is committed and the queue is empty at that point, so no request is in flight.
+func WaitIdle(tb testing.TB, ctx context.Context, b *kafkabus.Bus, hb *hbase.Client, w Wait) {
+	tb.Helper()
+	waitIdle(tb, ctx, b, hb.Queue(), w)
+	frontiertest.RequireAccounted(tb, frontiertest.AccountingStores{States: hb.States(), Queue: hb.Queue(), Pages: hb.Pages()})
+}
+
+func waitIdle(tb testing.TB, ctx context.Context, b *kafkabus.Bus, q queue.Queue, w Wait) {
 	tb.Helper()
 	var quiet time.Time
 	busy := !w.AfterBusy

@@ -159,8 +159,9 @@ func (c *Cluster) Stop() error {
 	return c.err
 }
 
-// WaitIdle waits, within ctx, until the crawl is over: the cluster was busy, then Idle held for quiet.
+// WaitIdle waits, within ctx, until the crawl is over: the cluster was busy, then Idle held for quiet. Then
+// it checks the accounting invariant (the package-level WaitIdle).
 func (c *Cluster) WaitIdle(tb testing.TB, ctx context.Context, quiet time.Duration) {
 	tb.Helper()
-	WaitIdle(tb, ctx, c.Bus, c.HBase.Queue(), Wait{Quiet: quiet, AfterBusy: true})
+	WaitIdle(tb, ctx, c.Bus, c.HBase, Wait{Quiet: quiet, AfterBusy: true})
 }
