@@ -204,7 +204,10 @@ func retriable(err error) bool {
 	}
 	var ke kafka.Error
 	if errors.As(err, &ke) {
-		return ke.Temporary()
+		// A broker that is starting (or stopping) answers Broker Not Available, and a replica that is not
+		// up yet Replica Not Available; kafka-go does not count them as temporary, but both clear up by
+		// themselves when the restart ends (the fault suite's broker restart made a DB worker's lag call exit).
+		return ke.Temporary() || ke == kafka.BrokerNotAvailable || ke == kafka.ReplicaNotAvailable
 	}
 	var mtl *kafka.MessageTooLargeError
 	return !errors.As(err, &mtl)
