@@ -11,10 +11,10 @@ import (
 
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/dbworker"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/standalone"
 	"github.com/frontiercrawl/frontier/strategyworker"
 	"github.com/frontiercrawl/frontier/warc"
 )
@@ -45,9 +45,9 @@ type Config struct {
 	Seeds SeedsConfig `mapstructure:"seeds"`
 	// DBWorker sizes batches and flow control, and picks the DB worker's roles.
 	DBWorker dbworker.Config `mapstructure:"db_worker"`
-	// Standalone configures the single-process mode: embedded.Config declares and validates the section's keys;
+	// Standalone configures the single-process mode: standalone.Config declares and validates the section's keys;
 	// its other fields are filled from the sections above (FillGlobals).
-	Standalone embedded.Config `mapstructure:"standalone"`
+	Standalone standalone.Config `mapstructure:"standalone"`
 	// StatsInterval is how often every process logs its stats line.
 	StatsInterval time.Duration `mapstructure:"stats_interval"`
 	// ShutdownTimeout bounds draining, flushing and committing after SIGTERM.
@@ -159,7 +159,7 @@ func defaults() Config {
 //   - stats_interval is every role's stats line interval;
 //   - seeds.sitemaps turns on the spiders' robots.txt sitemaps (spider.sitemaps does too);
 //   - the scope section is the strategy workers' scope;
-//   - the standalone section (embedded.Config) takes codec, identity, the role sections and stats_interval.
+//   - the standalone section (standalone.Config) takes codec, identity, the role sections and stats_interval.
 //
 // Load calls it before Validate; a caller that changes a global key of a loaded Config calls it again.
 func (c *Config) FillGlobals() {
@@ -321,8 +321,8 @@ const DefaultStandaloneMemoryLimit = 256 << 20
 // Bloom filter designed for 10 million URLs at 1% rather than pebblestore's 100 million; it grows with the crawl
 // from about 1.2 MB), and a soft memory limit
 // of DefaultStandaloneMemoryLimit.
-func standaloneDefaults() embedded.Config {
-	e := embedded.DefaultConfig()
+func standaloneDefaults() standalone.Config {
+	e := standalone.DefaultConfig()
 	e.DataDir, e.Spiders, e.StrategyWorkers, e.StopWhenDone = "data/standalone", 2, 2, true
 	e.Pebble.Bloom.Expected = 10_000_000
 	e.MemoryLimit = DefaultStandaloneMemoryLimit

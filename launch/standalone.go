@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier/configs"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/spider/archive"
+	"github.com/frontiercrawl/frontier/standalone"
 	"github.com/frontiercrawl/frontier/warc"
 )
 
@@ -34,7 +34,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	if err != nil {
 		return err
 	}
-	deps := embedded.Deps{Seeds: env.Seeds, Identity: id, Logger: env.Logger, Registerer: env.Registry}
+	deps := standalone.Deps{Seeds: env.Seeds, Identity: id, Logger: env.Logger, Registerer: env.Registry}
 
 	var site *web.Site
 	if env.Demo {
@@ -53,7 +53,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 		deps.Handler = &archive.Handler{W: wr}
 	}
 
-	sum, err := embedded.Run(ctx, ecfg, deps)
+	sum, err := standalone.Run(ctx, ecfg, deps)
 	pl.end()
 	if wr != nil {
 		if cerr := wr.Close(); err == nil {
@@ -80,11 +80,11 @@ func setMemoryLimit(limit int64, env cli.Env) {
 }
 
 // embeddedConfig is the standalone section, which configs filled from the other sections (FillGlobals).
-func embeddedConfig(cfg *configs.Config) embedded.Config { return cfg.Standalone }
+func embeddedConfig(cfg *configs.Config) standalone.Config { return cfg.Standalone }
 
 // The demo site: every feature of the synthetic web (robots.txt rules and failures, redirects, errors, URL
 // variants, a hanging host, a 20 MB page), small enough to crawl politely in well under a minute.
-func startDemo(ecfg *embedded.Config, deps *embedded.Deps, cfg *configs.Config) (*web.Site, error) {
+func startDemo(ecfg *standalone.Config, deps *standalone.Deps, cfg *configs.Config) (*web.Site, error) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost = 10, 30
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 300*time.Millisecond, 300*time.Millisecond, 20<<20
@@ -123,7 +123,7 @@ func startDemo(ecfg *embedded.Config, deps *embedded.Deps, cfg *configs.Config) 
 // report prints what the crawl did and, for the demo, how it compares with the site's ground truth as the
 // site's own servers recorded it. For the demo it returns an error when the crawl fails that check, so the
 // process exits non-zero (e2e TestDemo runs it in the test command).
-func report(w io.Writer, sum embedded.Summary, site *web.Site, warcDir string) error {
+func report(w io.Writer, sum standalone.Summary, site *web.Site, warcDir string) error {
 	fmt.Fprintf(w, "\ncrawl finished in %s\n", sum.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages fetched      %d (%.0f pages/min)\n", sum.Pages, float64(sum.Pages)/sum.Elapsed.Minutes())
 	fmt.Fprintf(w, "  request errors     %d (robots-disallowed, DNS, refused, timeouts, ...)\n", sum.Errors)

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier/configs"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/standalone"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
 )
 
@@ -53,7 +53,7 @@ func heapAt(t *testing.T, d time.Duration) (stop func()) {
 
 // standaloneConfig is the standalone mode as cmd/standalone builds it from the default configuration, with
 // delay 0 (the loopback web is ours), the data in dir, and the crawl stopping once done.
-func standaloneConfig(t *testing.T, dir string) (embedded.Config, embedded.Identity) {
+func standaloneConfig(t *testing.T, dir string) (standalone.Config, standalone.Identity) {
 	t.Helper()
 	e, id, err := standaloneConfigFor(dir, *flagSpiders, *flagBatch)
 	if err != nil {
@@ -64,9 +64,9 @@ func standaloneConfig(t *testing.T, dir string) (embedded.Config, embedded.Ident
 
 // standaloneConfigFor is standaloneConfig with the spiders and batch size given (0: the defaults), for a child
 // process that has no testing.T.
-func standaloneConfigFor(dir string, spiders, batch int) (embedded.Config, embedded.Identity, error) {
+func standaloneConfigFor(dir string, spiders, batch int) (standalone.Config, standalone.Identity, error) {
 	cfg := configs.DefaultConfig()
-	e := embedded.DefaultConfig()
+	e := standalone.DefaultConfig()
 	e.DataDir = dir
 	e.Spiders, e.StrategyWorkers = cfg.Standalone.Spiders, cfg.Standalone.StrategyWorkers
 	if spiders > 0 {
@@ -99,7 +99,7 @@ func (l *lastPage) HandleResponse(context.Context, *spider.Fetched) error {
 }
 
 // runStandalone crawls from seeds and returns the summary, the registry and the time to the last page.
-func runStandalone(t *testing.T, cfg embedded.Config, deps embedded.Deps) (embedded.Summary, *prometheus.Registry, time.Duration) {
+func runStandalone(t *testing.T, cfg standalone.Config, deps standalone.Deps) (standalone.Summary, *prometheus.Registry, time.Duration) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	lp := &lastPage{}
@@ -108,7 +108,7 @@ func runStandalone(t *testing.T, cfg embedded.Config, deps embedded.Deps) (embed
 	defer cancel()
 	start := time.Now()
 	defer heapAt(t, *flagHeapAt)()
-	sum, err := embedded.Run(ctx, cfg, deps)
+	sum, err := standalone.Run(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestStandaloneHTTP(t *testing.T) {
 	dir := t.TempDir()
 	cfg, id := standaloneConfig(t, filepath.Join(dir, "data"))
 	m := startMeter()
-	sum, reg, wall := runStandalone(t, cfg, embedded.Deps{Seeds: writeSeeds(t, w.Seeds), Identity: id})
+	sum, reg, wall := runStandalone(t, cfg, standalone.Deps{Seeds: writeSeeds(t, w.Seeds), Identity: id})
 	cpu := m.done()
 	c := w.check(t)
 	unique := int64(c.Reachable - c.Missing)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frontiercrawl/frontier/embedded"
+	"github.com/frontiercrawl/frontier/standalone"
 )
 
 // simWeb is a generated link graph answered in-process, as an http.RoundTripper: no sockets, no HTTP parsing,
@@ -132,7 +132,7 @@ func TestStandaloneSim(t *testing.T) {
 	m := startMeter()
 	start := time.Now()
 	defer progress(t, sw, start)()
-	sum, reg, _ := runStandalone(t, cfg, embedded.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
+	sum, reg, _ := runStandalone(t, cfg, standalone.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
 	cpu := m.done()
 	wall := time.Duration(sw.last.Load() - start.UnixNano())
 	secs := wall.Seconds()
@@ -188,7 +188,7 @@ func TestSpiderInFlight(t *testing.T) {
 	}()
 	m := startMeter()
 	start := time.Now()
-	_, _, _ = runStandalone(t, cfg, embedded.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
+	_, _, _ = runStandalone(t, cfg, standalone.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
 	cpu := m.done()
 	close(stop)
 	<-done

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/standalone"
 )
 
 // The timing bench (TestTimingWeb) crawls the loopback web with the real web's timing (web.Timing) with
@@ -188,7 +188,7 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	defer cancel()
 	start := time.Now()
 	lp := &progressHandler{p: &arrivals{start: start}}
-	sum, err := embedded.Run(ctx, cfg, embedded.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp})
+	sum, err := standalone.Run(ctx, cfg, standalone.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp})
 	if err != nil {
 		return crawlResult{}, err
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/standalone"
 )
 
 // exitCode is an error that carries the exit status of a command that did not fail (status's verdicts).
@@ -232,11 +232,11 @@ func statusCmd(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 // standaloneStatus reads the status file a running (or finished) standalone crawl writes.
 func standaloneStatus(dir string) (crawlstatus.Status, error) {
 	var s crawlstatus.Status
-	path := filepath.Join(dir, embedded.StatusFile)
+	path := filepath.Join(dir, standalone.StatusFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		// The demo keeps its data beside the configured directory.
-		if b2, err2 := os.ReadFile(filepath.Join(dir+"-demo", embedded.StatusFile)); err2 == nil {
+		if b2, err2 := os.ReadFile(filepath.Join(dir+"-demo", standalone.StatusFile)); err2 == nil {
 			b, err = b2, nil
 		}
 	}

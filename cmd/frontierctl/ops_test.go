@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier/crawlstatus"
-	"github.com/frontiercrawl/frontier/embedded"
+	"github.com/frontiercrawl/frontier/standalone"
 )
 
 func writeStatus(t *testing.T, dir string, s crawlstatus.Status) {
@@ -19,7 +19,7 @@ func writeStatus(t *testing.T, dir string, s crawlstatus.Status) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, embedded.StatusFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, standalone.StatusFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -27,11 +27,11 @@ import (
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
-	"github.com/frontiercrawl/frontier/embedded"
 	"github.com/frontiercrawl/frontier/frontiertest"
 	testcluster "github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/standalone"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
@@ -307,11 +307,11 @@ func TestOperateClusterCrawl(t *testing.T) {
 	}
 	sreg := prometheus.NewRegistry()
 	srec := &recorder{Registerer: sreg, names: rec.names}
-	ecfg := embedded.DefaultConfig()
+	ecfg := standalone.DefaultConfig()
 	ecfg.DataDir, ecfg.StopWhenDone, ecfg.QuietPeriod = filepath.Join(dir, "standalone"), true, 500*time.Millisecond
 	ecfg.Spider.Delay, ecfg.Spider.RequestTimeout = 10*time.Millisecond, time.Second
 	ecfg.Pebble.Bloom.Expected = 100_000
-	sum, err := embedded.Run(ctx, ecfg, embedded.Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext,
+	sum, err := standalone.Run(ctx, ecfg, standalone.Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext,
 		Logger: log, Registerer: srec})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ var levels = map[string]int{
 	"pebblestore": 2, "control": 2,
 	"dbworker": 3, "strategyworker": 3,
 	"spider": 3, "spider/*": 3,
-	"embedded": 4, "configs": 4,
+	"standalone": 4, "configs": 4,
 	"urlfrontier": 4, "urlfrontier/urlfrontierpb": 1, // the URLFrontier gRPC service and its generated API
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
 	"internal/cli":    5, "cmd/*": 7, // the bootstrap, and the mains one above the bootstrap they call,
@@ -51,7 +51,7 @@ var testOnly = []string{"frontiertest", "frontiertest/*"}
 // allowedSameLevel lists imports between packages of one level that the design allows: the bus declares each
 // stream's partitioner (bus/topology.go); configs composes the standalone section, which embedded.Config
 // declares and validates.
-var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true, {"configs", "embedded"}: true}
+var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true, {"configs", "standalone"}: true}
 
 // partitionUsers are the only packages whose non-test files may import package partition: the bus owns the
 // stream topology, so a role cannot pick a partitioner other than the one declared for a stream (which would

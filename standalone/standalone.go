@@ -24,7 +24,7 @@
 // switching them mid-crawl breaks the URL-seen test or strands queued URLs.
 //
 // embedded sits at level L4: it picks the concrete implementations the workers get.
-package embedded
+package standalone
 
 import (
 	"bytes"
