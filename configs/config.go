@@ -316,7 +316,7 @@ func prefixed(key string, err error) []error {
 // not an error, the collector then just runs more often.
 const DefaultStandaloneMemoryLimit = 256 << 20
 
-// standaloneDefaults are embedded's defaults for cmd/standalone: two spiders and two strategy workers, the data
+// standaloneDefaults are package standalone's defaults for cmd/standalone: two spiders and two strategy workers, the data
 // in data/standalone, stopping when done, pebblestore's default sized for a crawl that fits one machine (a
 // Bloom filter designed for 10 million URLs at 1% rather than pebblestore's 100 million; it grows with the crawl
 // from about 1.2 MB), and a soft memory limit

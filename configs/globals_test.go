@@ -50,7 +50,7 @@ func TestGlobalsFillRoles(t *testing.T) {
 	}
 }
 
-// TestStandaloneSectionFilled: the standalone section (embedded.Config) carries the sections it shares with the
+// TestStandaloneSectionFilled: the standalone section (standalone.Config) carries the sections it shares with the
 // cluster, filled in one place.
 func TestStandaloneSectionFilled(t *testing.T) {
 	cfg, err := Load(Options{Role: "standalone", Sets: []string{"codec=json", "identity.fingerprint=md5", "scope.max_depth=4",

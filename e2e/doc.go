@@ -4,7 +4,7 @@
 // The cluster test (build tag integration) runs every role of docs/architecture.md — spiders, strategy workers, the DB
 // worker — over a real Kafka broker and a real HBase (FRONTIER_TEST_KAFKA, FRONTIER_TEST_HBASE; deploy/up
 // starts both), each on its own topics and tables. The single-process crawl has its own test in package
-// embedded.
+// standalone.
 //
 // The Frontera tests (frontera_test.go, same tag) mix the two implementations over Kafka: real Scrapy + Frontera
 // 0.8.1 spiders under Frontier's worker binaries, and Frontier's spider binary under Frontera's own strategy

@@ -155,7 +155,7 @@ func grepLines(s string, subs ...string) string {
 // this test process, so the site's request log survives the crawler's deaths, and is interrupted seven
 // times during one crawl, by SIGTERM and by SIGKILL, from its first request to its last fifth, resumed each
 // time with the same command. The pages fetched must be exactly the ground truth's (what an uninterrupted
-// crawl fetches: TestCrawlSyntheticWeb in package embedded), and every page fetched twice must have been in
+// crawl fetches: TestCrawlSyntheticWeb in package standalone), and every page fetched twice must have been in
 // flight at a kill: requested from the site, with its URL still held uncommitted by some stage (read after
 // each death from the crawl's own data directory, see unreported); so the pages fetched twice are at most the
 // fetches in flight at the kills.

@@ -28,7 +28,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	if err := checkStrategy(cfg); err != nil {
 		return err
 	}
-	ecfg := embeddedConfig(cfg)
+	ecfg := standaloneConfig(cfg)
 	setMemoryLimit(ecfg.MemoryLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
@@ -79,8 +79,8 @@ func setMemoryLimit(limit int64, env cli.Env) {
 	debug.SetMemoryLimit(limit)
 }
 
-// embeddedConfig is the standalone section, which configs filled from the other sections (FillGlobals).
-func embeddedConfig(cfg *configs.Config) standalone.Config { return cfg.Standalone }
+// standaloneConfig is the standalone section, which configs filled from the other sections (FillGlobals).
+func standaloneConfig(cfg *configs.Config) standalone.Config { return cfg.Standalone }
 
 // The demo site: every feature of the synthetic web (robots.txt rules and failures, redirects, errors, URL
 // variants, a hanging host, a 20 MB page), small enough to crawl politely in well under a minute.

@@ -25,7 +25,7 @@ import (
 // standalone.pebble.bloom.expected (this test's default is pebblestore's 100 million, cmd/standalone's 10 million); FRONTIER_BENCH_HEAPPROFILE=FILE writes a heap profile
 // taken at the peak of the heap in use. Run it alone in its process, for BENCHMARKS.md:
 //
-//	FRONTIER_BENCH_MEMORY=1 FRONTIER_BENCH_HOSTS=200 go test -count=1 -run TestLargePagesMemory -v ./embedded
+//	FRONTIER_BENCH_MEMORY=1 FRONTIER_BENCH_HOSTS=200 go test -count=1 -run TestLargePagesMemory -v ./standalone
 func TestLargePagesMemory(t *testing.T) {
 	if os.Getenv("FRONTIER_BENCH_MEMORY") == "" {
 		t.Skip("set FRONTIER_BENCH_MEMORY=1 to measure the peak RSS of a crawl of large pages")

@@ -118,7 +118,7 @@ func writeStatus(dir string, s crawlstatus.Status) error {
 	}
 	tmp := filepath.Join(dir, StatusFile+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("embedded: status file: %w", err)
+		return fmt.Errorf("standalone: status file: %w", err)
 	}
 	return os.Rename(tmp, filepath.Join(dir, StatusFile))
 }

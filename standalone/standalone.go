@@ -1,4 +1,4 @@
-// Package embedded is Frontier's single-process mode (docs/architecture.md): the spiders, the strategy workers and the
+// Package standalone is Frontier's single-process mode (docs/architecture.md): the spiders, the strategy workers and the
 // DB worker run as goroutines over a durable in-process bus (bus/pebblebus) and one Pebble database
 // (pebblestore), with the same worker code the cluster runs over Kafka and HBase. It is the quick start, and the
 // right choice for a crawl that fits one machine.
@@ -23,7 +23,7 @@
 // function, codec, partition counts; see Manifest); Run refuses a directory written with other ones, because
 // switching them mid-crawl breaks the URL-seen test or strands queued URLs.
 //
-// embedded sits at level L4: it picks the concrete implementations the workers get.
+// standalone sits at level L4: it picks the concrete implementations the workers get.
 package standalone
 
 import (
@@ -175,7 +175,7 @@ type Summary struct {
 func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	start := time.Now()
 	if err := errors.Join(cfg.Validate(), cfg.checkRoles()); err != nil {
-		return Summary{}, fmt.Errorf("embedded: %w", err)
+		return Summary{}, fmt.Errorf("standalone: %w", err)
 	}
 	log := deps.Logger
 	if log == nil {
@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	c, err := codec.New(cfg.Codec)
 	if err != nil {
-		return Summary{}, fmt.Errorf("embedded: %w", err)
+		return Summary{}, fmt.Errorf("standalone: %w", err)
 	}
 	pcfg := cfg.Pebble
 	if pcfg.Dir == "" {
@@ -319,7 +319,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 // ErrStranded is the error of a crawl that ended with URLs stranded: QUEUED in the states, with no queue
 // row, so no request would ever fetch them (see checkStranded).
-var ErrStranded = errors.New("embedded: URLs stranded")
+var ErrStranded = errors.New("standalone: URLs stranded")
 
 // checkStranded scans the states of a finished crawl for URLs QUEUED without a queue row. A finished crawl
 // has nothing on the feed or in flight, so every QUEUED URL must be in the queue; one that is not was lost
@@ -365,7 +365,7 @@ func checkStranded(ctx context.Context, db *pebblestore.DB) error {
 		err = flush()
 	}
 	if err != nil {
-		return fmt.Errorf("embedded: check for stranded URLs: %w", err)
+		return fmt.Errorf("standalone: check for stranded URLs: %w", err)
 	}
 	if n > 0 {
 		return fmt.Errorf("%w: %d QUEUED with no queue row, never to be fetched, e.g. %v", ErrStranded, n, stranded)
@@ -536,7 +536,9 @@ func watch(ctx context.Context, cfg Config, b bus.LagReader, db *pebblestore.DB,
 	}
 }
 
-// statsGroup is the consumer group of the crawl's own counters on the spider log.
+// statsGroup is the consumer group of the crawl's own counters on the spider log. It keeps the package's
+// former name (embedded): the group's committed offset lives in the data directory, and a crawl started
+// before the rename resumes its counters from it.
 const statsGroup = "embedded-stats"
 
 // stats counts the spider log's outcomes for the stats line and the summary.
@@ -576,13 +578,13 @@ func (c countingCodec) EncodeMessage(m frontier.Message) ([]byte, error) {
 func (st *stats) run(ctx context.Context, b bus.Bus) error {
 	in, err := b.Consumer(ctx, bus.SpiderLog, statsGroup, allPartitions(b.Partitions(bus.SpiderLog)))
 	if err != nil {
-		return fmt.Errorf("embedded: open spider log: %w", err)
+		return fmt.Errorf("standalone: open spider log: %w", err)
 	}
 	defer in.Close()
 	skip := func(bus.Message) (struct{}, error) { return struct{}{}, nil }
 	err = bus.Consume(ctx, in, 1024, 10*time.Second, skip, func(context.Context, []struct{}) error { return nil })
 	if err != nil {
-		return fmt.Errorf("embedded: spider log: %w", err)
+		return fmt.Errorf("standalone: spider log: %w", err)
 	}
 	return nil
 }

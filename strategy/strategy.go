@@ -3,7 +3,7 @@
 // answers through a Context: new states, and requests to schedule with a score in [0, 1].
 //
 // Strategies are chosen by name in the configuration, from a Registry: each strategy/<name> package registers
-// its factories in init(), and strategy/all blank-imports the built-ins (only the mains and the embedded mode
+// its factories in init(), and strategy/all blank-imports the built-ins (only the mains and the standalone mode
 // import it). A factory decodes its own options strictly (DecodeOptions): an unknown option is an error.
 //
 // Every strategy also takes the common options (Common: page budgets per host and per registrable domain,

@@ -32,7 +32,7 @@
 // the count in meta retry_times. The last failure reaches the strategy as a request_error.
 //
 // strategyworker sits at level L3: it imports the model, the codec, the bus, the state and strategy packages,
-// and no concrete store or bus; the caller (cmd/strategyworker, embedded) injects them.
+// and no concrete store or bus; the caller (cmd/strategyworker, standalone) injects them.
 package strategyworker
 
 import (

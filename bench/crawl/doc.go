@@ -3,7 +3,7 @@
 // the peak RSS, not ns/op:
 //
 //   - TestStandaloneHTTP crawls the loopback web (frontiertest/web, served by a child process so that the
-//     crawler's CPU and memory are its own) with the standalone mode (package embedded), and checks coverage
+//     crawler's CPU and memory are its own) with the standalone mode (package standalone), and checks coverage
 //     and duplicates against the web's own request log;
 //   - TestCeilingHTTP crawls the same web with the least crawler that could: an in-memory seen-set, one
 //     connection per host and the spider's link extractor, no frontier; the ratio of the two is the frontier's

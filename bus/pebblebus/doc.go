@@ -1,5 +1,5 @@
 // Package pebblebus is a durable in-process implementation of the bus interfaces: the streams of standalone
-// mode (package embedded), kept as logs in a Pebble database, so that stopping the process, or killing it with
+// mode (package standalone), kept as logs in a Pebble database, so that stopping the process, or killing it with
 // -9, loses none of the spider log, the scoring log or the spider feed. It keeps the Kafka contract that
 // bus/bustest holds every implementation to: each partition is an ordered log with offsets, consumer groups
 // commit offsets per partition, a consumer opened again (in this process or after a restart) resumes after
@@ -20,7 +20,7 @@
 //
 // # Durability
 //
-// With Config.Sync (the default, and what embedded passes from pebblestore.Config.Sync) every Send and every
+// With Config.Sync (the default, and what package standalone passes from pebblestore.Config.Sync) every Send and every
 // Commit is one Pebble batch committed with a WAL fsync before it returns: an acknowledged message or commit
 // survives kill -9 and a power loss. Without it, writes are committed with pebble.NoSync: Pebble hands the
 // WAL record to its flusher goroutine, which writes it to the OS file a moment later, so a kill -9 loses at

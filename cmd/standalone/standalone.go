@@ -1,5 +1,5 @@
 // Command standalone runs Frontier in one process (docs/architecture.md): spiders, strategy workers and the DB worker as
-// goroutines over the in-process bus and Pebble (package embedded). It is the quick start, and the right tool
+// goroutines over the in-process bus and Pebble (package standalone). It is the quick start, and the right tool
 // for a crawl that fits one machine.
 //
 // Usage:

@@ -49,7 +49,7 @@ var levels = map[string]int{
 var testOnly = []string{"frontiertest", "frontiertest/*"}
 
 // allowedSameLevel lists imports between packages of one level that the design allows: the bus declares each
-// stream's partitioner (bus/topology.go); configs composes the standalone section, which embedded.Config
+// stream's partitioner (bus/topology.go); configs composes the standalone section, which standalone.Config
 // declares and validates.
 var allowedSameLevel = map[[2]string]bool{{"bus", "partition"}: true, {"configs", "standalone"}: true}
 

@@ -1,4 +1,4 @@
-// Package all registers every built-in strategy with strategy.Default. Only the mains and the embedded mode
+// Package all registers every built-in strategy with strategy.Default. Only the mains and the standalone mode
 // import it, with a blank import.
 package all
 
