@@ -307,6 +307,9 @@ func (w *Worker) runScoring(ctx context.Context) error {
 		if len(items) == 0 {
 			return nil
 		}
+		if err := fenced(ctx, fmt.Sprintf("schedule %d items", len(items))); err != nil {
+			return err
+		}
 		err := w.deps.Queue.Schedule(ctx, items)
 		var se *queue.ScheduleError
 		if errors.As(err, &se) {
@@ -532,6 +535,9 @@ func (w *Worker) runLinks(ctx context.Context) error {
 		}
 		if len(pages) == 0 {
 			return nil
+		}
+		if err := fenced(ctx, fmt.Sprintf("record %d pages", len(pages))); err != nil {
+			return err
 		}
 		if err := w.deps.Pages.Put(ctx, pages); err != nil {
 			return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)

@@ -341,6 +341,13 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 		w.m.scheduled.Add(float64(len(c.out)))
 		w.nScheduled.Add(int64(len(c.out)))
 	}
+	// The states are HBase writes no bus call guards: ask the fence again (free within 200 ms of the send's
+	// check), so a worker that lost its partition while it sent (stopped past its session between the two)
+	// does not write states over the new owner's. The counters need no fence: their marks make a stale write
+	// count nothing twice (hbase/doc.go).
+	if err := bus.CheckFence(ctx); err != nil {
+		return fmt.Errorf("strategyworker: write %d states refused: %w", len(c.dirty), err)
+	}
 	if err := c.store(ctx); err != nil {
 		return err
 	}
