@@ -29,9 +29,31 @@ import (
 //
 // The measurements are the spider log's own events (page_crawled, request_error), which the links role reads,
 // timed when it reads them: no field is added to the messages, so Frontera's spiders and workers interoperate
-// unchanged. The flow runs only where those events are complete: when this process runs the links role over
-// every spider-log partition (the standalone mode, or one DB worker with all roles). Otherwise the batch
-// generator keeps the fixed PerHost cap.
+// unchanged. The same outcomes gate each partition (flowReady): while the flow runs, a partition gets a batch
+// while what it was sent and has not answered is below 2 × FeedBatch, and not by its feed lag, because the
+// spider's committed offset stops at the oldest request still running while the spider reads and fetches
+// past it (package spider, "Flow").
+//
+// # Several DB workers: the fixed cap
+//
+// The flow runs only where those events are complete: when this process runs the links role over every
+// spider-log partition (the standalone mode, or one DB worker with all roles). With several DB workers it is
+// off, on purpose. A host's outcomes and its batches meet in different processes: its outcomes go to the
+// spider-log partition of its domain fingerprint (bus/topology.go), read by whichever DB worker's links role
+// owns that partition, while its batches come from the worker whose batches role owns its feed partition (crc32
+// of the host name). With two workers half the hosts' outcomes are read by the other one; run there, the flow
+// would count those hosts' requests outstanding forever, cap them at 0 and starve them until Expire (5 min),
+// and a partition's outstanding sum would stop it. Making it work needs every batches role to see the outcomes
+// of its own hosts: a second reader of the whole spider log in each worker (a consumer group per process, so
+// each worker reads and decodes every outcome of the crawl, N times the links role's decode cost), or a
+// partitioning of the spider log by feed partition (a change of the wire contract Frontera's spiders share).
+// Neither is done here. The fallback, used whenever this process does not own every spider-log partition (also
+// while a single worker waits for the partitions at start): every host gets Config.PerHost requests per batch
+// (Frontera's fixed cap, at least MinHosts hosts), and a partition gets its next batch when its feed lag falls
+// below the size of its last batch (worker.go, ready). There the spider still reads and fetches past a slow
+// request (its per-host queues are decoupled from its commit), but the next batch waits until that request
+// ends, so a slow request delays a partition's refill by up to spider.request_timeout; raising
+// db_worker.max_lag (a fixed bound on the lag) trades that stall for more requests buffered at the spider.
 
 // FlowConfig sizes the per-host depths (see the sizing rule above).
 type FlowConfig struct {
@@ -89,6 +111,7 @@ const flowWindow = 64
 
 // hostFlow is what the flow knows of one host.
 type hostFlow struct {
+	part        int       // the feed partition the host's requests went to (-1: not known)
 	outstanding int       // requests sent whose outcome has not been read
 	last        time.Time // the last outcome, or the last send when outstanding went from 0 to more
 	busy        bool      // last is a time since which the host had requests at the spider without a pause
@@ -111,6 +134,7 @@ type flow struct {
 	perHost int // the cap of a host not measured yet
 	mu      sync.Mutex
 	hosts   map[string]*hostFlow
+	partOut map[int]int // outstanding summed per feed partition (hosts whose partition is known)
 	swept   time.Time
 	// gen counts the events that can give a batch something new: outcomes read (a host has room) and items
 	// scheduled (a host has rows). parts is the batch generator's own record per partition (its goroutine only).
@@ -131,7 +155,7 @@ func newFlow(cfg FlowConfig, perHost int) *flow {
 		perHost = cfg.MaxDepth
 	}
 	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{},
-		parts: map[int]*partFlow{}}
+		partOut: map[int]int{}, parts: map[int]*partFlow{}}
 }
 
 // caps returns the HostCap function of one batch at now.
@@ -144,7 +168,8 @@ func (f *flow) caps(now time.Time) func(host string) int {
 			return f.perHost
 		}
 		if h.outstanding > 0 && now.Sub(h.last) > f.cfg.Expire {
-			h.outstanding, h.busy = 0, false
+			f.addOut(h, -h.outstanding)
+			h.busy = false
 		}
 		d := f.perHost
 		if iv := h.interval(); iv > 0 {
@@ -166,22 +191,42 @@ func (f *flow) depthOf(host string) int {
 	return f.perHost
 }
 
-// sent records requests put on the feed, per host.
-func (f *flow) sent(now time.Time, perHost map[string]int) {
+// sent records requests put on the feed, per host, partition not known.
+func (f *flow) sent(now time.Time, perHost map[string]int) { f.sentTo(now, -1, perHost) }
+
+// sentTo records requests put on feed partition p, per host.
+func (f *flow) sentTo(now time.Time, p int, perHost map[string]int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for host, n := range perHost {
 		h := f.hosts[host]
 		if h == nil {
-			h = &hostFlow{}
+			h = &hostFlow{part: p}
 			f.hosts[host] = h
 		}
 		if h.outstanding == 0 {
 			h.last, h.busy = now, false // the time the host waited for these is no measure of it
+			h.part = p
 		}
-		h.outstanding += n
+		f.addOut(h, n)
 	}
 	f.sweep(now)
+}
+
+// addOut adds n to h's outstanding and to its partition's sum. f.mu is held.
+func (f *flow) addOut(h *hostFlow, n int) {
+	h.outstanding += n
+	if h.part >= 0 {
+		f.partOut[h.part] += n
+	}
+}
+
+// outstandingIn is the requests sent to feed partition p whose outcome has not been read: what its spider
+// holds (queued at its hosts or in flight) plus what waits on the feed.
+func (f *flow) outstandingIn(p int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.partOut[p]
 }
 
 // done records one outcome of host read at now.
@@ -199,7 +244,7 @@ func (f *flow) done(now time.Time, host string) {
 			h.gaps, h.n = h.gaps/2, h.n/2
 		}
 	}
-	h.outstanding--
+	f.addOut(h, -1)
 	h.last = now
 	h.busy = h.outstanding > 0
 }
@@ -238,10 +283,26 @@ func outcomeHost(e frontier.Message) string {
 // process reads every spider-log partition.
 func (w *Worker) flowActive() bool { return w.flow != nil && w.flowOn.Load() }
 
-// flowMaxLag is the feed lag under which a partition gets a batch while the flow runs: the per-host caps bound
-// what the spider holds, and the feed's committed offset stops at the oldest request still running (a slow
-// host's), so the lag overstates the work waiting; this bound only stops a partition whose spider is gone.
-func flowMaxLag(feedBatch int) int64 { return 2 * int64(feedBatch) }
+// flowMaxOutstanding is how many requests sent to a partition may await their outcomes while the flow runs.
+// The per-host caps bound each host; this bounds their sum, so a partition whose spider is gone (outcomes stop)
+// stops getting batches.
+func flowMaxOutstanding(feedBatch int) int { return 2 * feedBatch }
+
+// flowMaxLag is the feed lag past which a partition gets nothing while the flow runs, whatever its outstanding
+// count: the guard for a spider that is gone after its hosts' outstanding requests expired (FlowConfig.Expire).
+// It is far above the lag a live spider shows: the committed offset stops at the oldest request still running
+// (a slow host's, or one waiting out a long delay), while the spider reads, fetches and reports what follows it
+// (up to spider.max_uncommitted), so the lag overstates the work waiting.
+func flowMaxLag(feedBatch int) int64 { return 8 * int64(feedBatch) }
+
+// flowReady reports whether partition p, at feed lag lag, gets a batch while the flow runs: what it was sent
+// and has not answered yet is below flowMaxOutstanding, and its lag below flowMaxLag. Why not the lag alone (as
+// before): a request that holds the spider's commit for a few seconds (a slow page, a host backing off) made
+// the lag of a fast crawl pass the bound while the spider had nothing left to fetch, and every host of the
+// partition starved until it finished.
+func (w *Worker) flowReady(p int, lag int64) bool {
+	return w.flow.outstandingIn(p) < flowMaxOutstanding(w.cfg.FeedBatch) && lag < flowMaxLag(w.cfg.FeedBatch)
+}
 
 // limits shapes the next batch: per-host caps from the flow when it runs, else PerHost.
 func (w *Worker) limits(now time.Time) queue.Limits {
@@ -254,7 +315,7 @@ func (w *Worker) limits(now time.Time) queue.Limits {
 
 // flowSent tells the flow what a batch sends, per host (also before the links role owns the spider log, so
 // that the flow knows what is outstanding once it runs).
-func (w *Worker) flowSent(now time.Time, items []queue.Item) {
+func (w *Worker) flowSent(now time.Time, p int, items []queue.Item) {
 	if w.flow == nil {
 		return
 	}
@@ -262,7 +323,7 @@ func (w *Worker) flowSent(now time.Time, items []queue.Item) {
 	for _, it := range items {
 		per[it.Host]++
 	}
-	w.flow.sent(now, per)
+	w.flow.sentTo(now, p, per)
 }
 
 // outcomes tells the flow the fetch outcomes among the spider-log events the links role read, and wakes the

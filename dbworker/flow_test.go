@@ -194,3 +194,57 @@ func TestFlowDue(t *testing.T) {
 		t.Error("without the flow running every poll scans")
 	}
 }
+
+// TestFlowReady: while the flow runs, a partition gets a batch while what it was sent and has not answered is
+// below flowMaxOutstanding, however far its committed offset lags (a slow request holds the spider's commit,
+// not its work); a lag past flowMaxLag stops it (a spider gone after its hosts' outstanding expired).
+func TestFlowReady(t *testing.T) {
+	cfg := DefaultConfig()
+	w := &Worker{cfg: cfg, flow: newFlow(cfg.Flow, 4)}
+	w.flowOn.Store(true)
+	now := time.Unix(1000, 0)
+	maxOut := flowMaxOutstanding(cfg.FeedBatch)
+	steps := []struct {
+		name    string
+		sent    map[string]int // sent to partition 0 at this step
+		done    map[string]int // outcomes read
+		expire  bool           // the hosts' outstanding expires (no outcome for FlowConfig.Expire)
+		lag     int64
+		want    bool
+		wantOut int
+	}{
+		{name: "nothing sent", want: true},
+		{name: "a batch out", sent: map[string]int{"a": maxOut / 2, "b": maxOut/2 - 1}, lag: int64(maxOut), want: true, wantOut: maxOut - 1},
+		{name: "one more: the partition is full", sent: map[string]int{"c": 1}, lag: int64(maxOut), want: false, wantOut: maxOut},
+		{name: "outcomes read, the commit held far behind", done: map[string]int{"a": 100}, lag: flowMaxLag(cfg.FeedBatch) - 1, want: true, wantOut: maxOut - 100},
+		{name: "lag past the guard", lag: flowMaxLag(cfg.FeedBatch), want: false, wantOut: maxOut - 100},
+		{name: "outstanding expired (spider gone): room again below the guard", expire: true, lag: 10, want: true, wantOut: 0},
+	}
+	for _, s := range steps {
+		if s.sent != nil {
+			w.flow.sentTo(now, 0, s.sent)
+		}
+		for host, n := range s.done {
+			for range n {
+				now = now.Add(time.Millisecond)
+				w.flow.done(now, host)
+			}
+		}
+		if s.expire {
+			now = now.Add(cfg.Flow.Expire + time.Second)
+			caps := w.flow.caps(now)
+			for _, h := range []string{"a", "b", "c"} {
+				caps(h)
+			}
+		}
+		if got := w.flowReady(0, s.lag); got != s.want {
+			t.Errorf("%s: ready %v, want %v", s.name, got, s.want)
+		}
+		if got := w.flow.outstandingIn(0); got != s.wantOut {
+			t.Errorf("%s: outstanding %d, want %d", s.name, got, s.wantOut)
+		}
+		if !w.flowReady(1, 0) {
+			t.Errorf("%s: partition 1 (nothing sent) not ready", s.name)
+		}
+	}
+}

@@ -440,7 +440,7 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (i
 			dctx, cancelBatch = context.WithTimeout(dctx, w.cfg.BatchTimeout)
 			defer cancelBatch()
 		}
-		w.flowSent(now, items) // before the spider can report an outcome of them
+		w.flowSent(now, p, items) // before the spider can report an outcome of them
 		err = out.Send(dctx, msgs...)
 		if err == nil {
 			err = w.deps.Queue.Ack(dctx, items)
@@ -466,7 +466,7 @@ func (w *Worker) ready(p int, lag int64) bool {
 		return lag < w.cfg.MaxLag
 	}
 	if w.flowActive() {
-		return lag < flowMaxLag(w.cfg.FeedBatch) // the hosts' caps bound what the spider holds
+		return w.flowReady(p, lag) // the hosts' caps bound what the spider holds
 	}
 	return lag == 0 || lag < w.last[p]
 }

@@ -81,9 +81,15 @@ type Config struct {
 	// MaxInFlight bounds the fetches running at once over all hosts. Default 2,048: on the real web a fetch
 	// takes 100-500 ms, so throughput comes from many hosts in flight at once.
 	MaxInFlight int `mapstructure:"max_in_flight"`
-	// MaxPending bounds the feed messages held between Fetch and the commit of their outcome (queued in hosts,
-	// in flight, or being reported). Default 20,000.
+	// MaxPending bounds the requests the spider holds: read from the feed and not yet reported (queued at
+	// their hosts, in flight, or being reported). It is the memory bound of the per-host queues; when it is
+	// reached the spider stops reading the feed until a request is reported. Default 20,000.
 	MaxPending int `mapstructure:"max_pending"`
+	// MaxUncommitted bounds the feed offsets read but not yet committed, reported ones included: a request
+	// still running holds the commit (the feed offset cannot move past it) but not the reading, so up to this
+	// many requests are read, fetched and reported past it. A reported one costs about 100 bytes until the
+	// commit passes it. Default 100,000 (raised to MaxPending when smaller).
+	MaxUncommitted int `mapstructure:"max_uncommitted"`
 	// FetchBatch is the most feed messages read by one Fetch. Default 512.
 	FetchBatch int `mapstructure:"fetch_batch"`
 	// ReportBatch is the most spider-log messages sent by one Send. Default 512.
@@ -145,6 +151,7 @@ func DefaultConfig() Config {
 		HostBackoffMax:  5 * time.Minute,
 		MaxInFlight:     2048,
 		MaxPending:      20_000,
+		MaxUncommitted:  100_000,
 		FetchBatch:      512,
 		ReportBatch:     512,
 		CommitInterval:  100 * time.Millisecond,
@@ -169,6 +176,9 @@ func (c Config) Validate() error {
 		"conns_per_host": c.ConnsPerHost, "robots_cache_size": c.RobotsCacheSize, "max_in_flight": c.MaxInFlight,
 		"max_pending": c.MaxPending, "fetch_batch": c.FetchBatch, "report_batch": c.ReportBatch,
 		"max_links_per_page": c.MaxLinksPerPage,
+	}
+	if c.MaxUncommitted < 0 {
+		bad("max_uncommitted", "%d, want >= 0", c.MaxUncommitted)
 	}
 	for _, k := range []string{"conns_per_host", "robots_cache_size", "max_in_flight", "max_pending", "fetch_batch", "report_batch", "max_links_per_page"} {
 		if positive[k] <= 0 {

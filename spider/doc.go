@@ -66,7 +66,8 @@
 //
 // The feed offset is committed only up to the last request whose outcome, and every earlier one's, the spider
 // log acknowledged (a contiguous watermark over out-of-order completion). After a crash the requests after the
-// watermark are fetched again. After a clean stop (context cancelled) queued and in-flight requests are
+// watermark are fetched again (with a durable spider log and a StateDir, only those not journaled; see
+// DurableProducer). After a clean stop (context cancelled) queued and in-flight requests are
 // abandoned unreported, finished ones are reported, the watermark is committed, and the offsets reported
 // beyond it are saved in Config.StateDir, so the next run skips them: a restart fetches again only what was in
 // flight.
@@ -78,6 +79,34 @@
 // (frontier_spider_feed_duplicates_total). Any other copy, a retry above all, is fetched: the strategy worker
 // wrote the retry's queue row before the spider could see it, so dropping it would leave the URL QUEUED with
 // no queue row, never fetched.
+//
+// # Flow: per-host queues, decoupled from the commit
+//
+// The spider holds one FIFO queue per host, filled from the feed as fast as the feed delivers. How deep each
+// host's queue is, is decided upstream: the DB worker's batch generator gives each host what its queue lacks
+// to last one round of the loop, by Little's law over the measured time between the host's outcomes (its
+// service time plus the politeness delay in effect): a host that answers in 1 ms at delay 0 gets hundreds of
+// requests, a host at a 1 s delay two or three (dbworker/flow.go). The spider's part is to never make that
+// demand wait for another host, and to bound what it holds:
+//
+//   - Config.MaxPending bounds the requests open: read from the feed and not yet reported (queued at their
+//     hosts, in flight, being reported). When it is reached the feed is not read until one is reported: the
+//     backpressure that bounds the per-host queues' memory.
+//   - The commit watermark cannot pass a request whose outcome is not durable (Kafka commits one offset per
+//     partition). That request holds the commit, not the reading: the requests after it are read, fetched and
+//     reported while it runs (a slow page, a host waiting out a Crawl-delay or a back-off), each kept as an
+//     offset of about 100 bytes once reported, up to Config.MaxUncommitted offsets past the watermark. Before,
+//     the one bound counted everything past the watermark, so a request that held it for seconds stopped the
+//     feed of every host, and the fast hosts starved while the slow host's URL was in flight.
+//   - The DB worker sees the spider's progress in the outcomes on the spider log, not in the committed offset
+//     (which now lags further behind the work): with the flow running, a partition gets its next batch while
+//     what it was sent and has not answered is below twice db_worker.feed_batch (dbworker/flow.go,
+//     flowReady).
+//
+// Nothing about what is released changes: a request's fetch-attempt lease ends when its outcome is durable, and
+// the commit moves past it only then, so a kill -9 loses nothing; what a kill costs is fetching again what was
+// reported past the watermark, which the journal (DurableProducer) avoids in standalone mode and which
+// MaxUncommitted bounds on Kafka.
 //
 // # Politeness
 //

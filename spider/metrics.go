@@ -21,6 +21,7 @@ type metrics struct {
 	discoveryToFetch prometheus.Histogram
 	inFlight         prometheus.Gauge
 	pending          prometheus.Gauge
+	uncommitted      prometheus.Gauge
 	hosts            prometheus.Gauge
 	robots           *prometheus.CounterVec // by outcome: ok, missing, unavailable, error, given_up
 	seeds            prometheus.Counter
@@ -63,7 +64,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_in_flight",
 			Help: "Fetches running now."}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_pending",
-			Help: "Feed messages read but not yet committed (queued, in flight or being reported)."}),
+			Help: "Feed requests read and not yet reported (queued at their hosts, in flight or being reported): bounded by max_pending."}),
+		uncommitted: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_uncommitted",
+			Help: "Feed messages read and not yet committed, reported ones included (a request still running holds the commit): bounded by max_uncommitted."}),
 		hosts: prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_spider_hosts",
 			Help: "Hosts with queued or running requests, or waiting out their delay."}),
 		robots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_spider_robots_fetches_total",
@@ -92,7 +95,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Requests of blocked hosts returned to the queue instead of fetched (frontierctl block)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending,
+		reg.MustRegister(m.pages, m.bytes, m.errors, m.links, m.truncated, m.redirects, m.hostBackoffs, m.fetchSeconds, m.discoveryToFetch, m.inFlight, m.pending, m.uncommitted,
 			m.hosts, m.robots, m.sitemaps, m.dnsErrors, m.seeds, m.seedsInvalid, m.handlerErrors, m.decodeErrors, m.duplicates, m.reportErrors, m.committed,
 			m.messagesReport, m.held)
 	}

@@ -361,10 +361,12 @@ func (s *Spider) reporter(ctx context.Context) {
 			backoff = min(2*backoff, 10*time.Second)
 		}
 		s.m.pending.Set(float64(s.tracker.len()))
+		s.m.uncommitted.Set(float64(s.tracker.tracked()))
 	}
 }
 
-// entry is one feed message between Fetch and commit.
+// entry is one feed message between Fetch and commit. Once done, only its offset is kept (msg's Key and Value
+// are dropped), so an entry waiting for the commit watermark costs about a hundred bytes, not a request.
 type entry struct {
 	msg     bus.Message
 	done    bool
@@ -381,19 +383,30 @@ type entry struct {
 // schedules a retry a second later, and the retry comes back on the feed while an earlier, slow request still
 // holds the watermark. Released by the watermark, the first attempt's fingerprint was still held then, the
 // retry was dropped as a duplicate, and the URL stayed QUEUED with no queue row (lost).
+//
+// Two bounds, because the watermark and the work are decoupled (see "Flow" in the package doc): open counts the
+// requests not done (queued at their hosts, in flight, being reported), bounded by Config.MaxPending; the
+// entries tracked from the watermark to the newest read, done ones included, are bounded by
+// Config.MaxUncommitted. A request that is slow (or waits out a long Crawl-delay or a back-off) holds the
+// watermark, not the feed: the others are read, fetched and reported behind it until the second bound.
 type tracker struct {
-	mu      sync.Mutex
-	q       []*entry
-	head    int
-	max     int
-	last    bus.Message // the watermark
-	pending bool        // last is not committed yet
-	signal  chan struct{}
-	leases  map[string]*entry // fingerprint → the entry whose fetch of it has no durable outcome yet
+	mu         sync.Mutex
+	q          []*entry
+	head       int
+	open       int         // entries not done
+	max        int         // bound on open
+	maxTracked int         // bound on len(q)-head
+	last       bus.Message // the watermark
+	pending    bool        // last is not committed yet
+	signal     chan struct{}
+	leases     map[string]*entry // fingerprint → the entry whose fetch of it has no durable outcome yet
 }
 
-func newTracker(max int) *tracker {
-	return &tracker{max: max, signal: make(chan struct{}, 1), leases: map[string]*entry{}}
+func newTracker(maxOpen int) *tracker { return newTrackerBounded(maxOpen, maxOpen) }
+
+// newTrackerBounded is a tracker of at most maxOpen open entries and maxTracked entries from the watermark on.
+func newTrackerBounded(maxOpen, maxTracked int) *tracker {
+	return &tracker{max: maxOpen, maxTracked: max(maxOpen, maxTracked), signal: make(chan struct{}, 1), leases: map[string]*entry{}}
 }
 
 // claim leases fingerprint fp to e for the given attempt. It returns false when the same attempt of fp is
@@ -421,47 +434,75 @@ func (t *tracker) add(msg bus.Message) *entry {
 	e := &entry{msg: msg}
 	t.mu.Lock()
 	t.q = append(t.q, e)
+	t.open++
 	t.mu.Unlock()
 	return e
 }
 
 // done marks e's outcome durable: its lease is released now, and the watermark moves past it once every
-// earlier entry is done too.
+// earlier entry is done too. It wakes the feed loop: a request is no longer open, so the feed may have room.
 func (t *tracker) done(e *entry) {
 	t.mu.Lock()
+	if e.done {
+		t.mu.Unlock()
+		return
+	}
 	e.done = true
+	e.msg.Key, e.msg.Value = nil, nil
+	t.open--
 	if e.fp != "" {
 		if t.leases[e.fp] == e {
 			delete(t.leases, e.fp)
 		}
 		e.fp = ""
 	}
-	moved := false
 	for t.head < len(t.q) && t.q[t.head].done {
-		t.last, t.pending, moved = t.q[t.head].msg, true, true
+		t.last, t.pending = t.q[t.head].msg, true
 		t.q[t.head] = nil
 		t.head++
 	}
 	if t.head > 1024 && t.head > len(t.q)/2 {
 		t.q = append(t.q[:0], t.q[t.head:]...)
+		clear(t.q[len(t.q):cap(t.q)]) // drop the moved pointers from the tail so the entries can be freed
 		t.head = 0
 	}
 	t.mu.Unlock()
-	if moved {
-		select {
-		case t.signal <- struct{}{}:
-		default:
-		}
+	select {
+	case t.signal <- struct{}{}:
+	default:
 	}
 }
 
+// len is the number of open entries: queued at their hosts, in flight, or being reported.
 func (t *tracker) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open
+}
+
+// tracked is the number of entries from the watermark to the newest read, done ones included.
+func (t *tracker) tracked() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.q) - t.head
 }
 
-func (t *tracker) free() int { return t.max - t.len() }
+// free is how many more feed messages may be read now: room under both bounds.
+func (t *tracker) free() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return min(t.max-t.open, t.maxTracked-(len(t.q)-t.head))
+}
+
+// oldest returns the offset of the entry holding the watermark (the oldest not done) and whether there is one.
+func (t *tracker) oldest() (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.head >= len(t.q) {
+		return 0, false
+	}
+	return t.q[t.head].msg.Offset, true
+}
 
 func (t *tracker) toCommit() (bus.Message, bool) {
 	t.mu.Lock()

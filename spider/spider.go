@@ -113,6 +113,17 @@ type host struct {
 	fails   int       // transient failures in a row (see Config.HostFailures)
 }
 
+// push appends it to h's queue. Spider.hostsMu is held.
+func (h *host) push(it *item) { h.queue = append(h.queue, it) }
+
+// pop takes the first request of h's queue, which is not empty. Spider.hostsMu is held.
+func (h *host) pop() *item {
+	it := h.queue[0]
+	h.queue[0] = nil
+	h.queue = h.queue[1:]
+	return it
+}
+
 // item is one feed request on its way through the spider.
 type item struct {
 	entry *entry
@@ -145,7 +156,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		m:         newMetrics(deps.Registerer),
 		id:        deps.Identity,
 		agent:     cfg.UserAgent,
-		tracker:   newTracker(cfg.MaxPending),
+		tracker:   newTrackerBounded(cfg.MaxPending, cfg.MaxUncommitted),
 		reports:   make(chan *outcome, 2*cfg.MaxInFlight),
 		hosts:     make(map[string]*host),
 		inflight:  make(chan struct{}, cfg.MaxInFlight),
@@ -279,6 +290,10 @@ func (s *Spider) feedLoop(ctx context.Context) error {
 			for _, msg := range msgs {
 				s.accept(ctx, msg)
 			}
+			if len(msgs) > 0 {
+				s.m.pending.Set(float64(s.tracker.len()))
+				s.m.uncommitted.Set(float64(s.tracker.tracked()))
+			}
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 				if errors.Is(err, bus.ErrClosed) || errors.Is(err, bus.ErrOffsetLost) { // retrying cannot fix these
 					return fmt.Errorf("spider: feed: %w", err)
@@ -292,6 +307,7 @@ func (s *Spider) feedLoop(ctx context.Context) error {
 				backoff = 100 * time.Millisecond
 			}
 		} else {
+			// Full: wait for a request to be reported (MaxPending) or for the watermark to move (MaxUncommitted).
 			select {
 			case <-ctx.Done():
 			case <-s.tracker.signal:
@@ -360,7 +376,6 @@ func (s *Spider) committedOffset() int64 {
 // accept decodes one feed message and queues it on its host.
 func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 	e := s.tracker.add(msg)
-	s.m.pending.Set(float64(s.tracker.len()))
 	skip := s.skipped(msg.Offset)
 	req, err := s.deps.Codec.DecodeRequest(msg.Value)
 	if err != nil {
@@ -456,7 +471,7 @@ func (s *Spider) enqueue(it *item) {
 	s.hostsMu.Lock()
 	defer s.hostsMu.Unlock()
 	h := s.hostLocked(it.u.Hostname())
-	h.queue = append(h.queue, it)
+	h.push(it)
 	if h.runners < s.cfg.ConnsPerHost && h.runners < len(h.queue) {
 		h.runners++
 		s.runners.Add(1)
@@ -488,9 +503,7 @@ func (s *Spider) runHost(h *host) {
 			s.hostsMu.Unlock()
 			return
 		}
-		it := h.queue[0]
-		h.queue[0] = nil
-		h.queue = h.queue[1:]
+		it := h.pop()
 		s.hostsMu.Unlock()
 		s.process(s.ctx, h, it)
 	}

@@ -73,7 +73,7 @@ func (s *Spider) logStats(interval time.Duration) {
 		"pages", pages, "pages_per_min", int64(rate(pages, 60)),
 		"bytes_per_s", int64(rate(bytes, 1)),
 		"links", lnks, "errors", errs, slog.Group("errors_by_class", byName...),
-		"in_flight", len(s.inflight), "pending", s.tracker.len(), "queued", queued, "hosts", hosts,
+		"in_flight", len(s.inflight), "pending", s.tracker.len(), "uncommitted", s.tracker.tracked(), "queued", queued, "hosts", hosts,
 		"body_mb_in_memory", s.fetcher.budget.inUse()>>20, "body_spills", s.fetcher.budget.spills.Load(),
 		"duplicates", s.nDuplicates.Load(),
 		slog.Group("largest_host_queues", top...))
