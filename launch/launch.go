@@ -1,8 +1,9 @@
-// Package launch is the entry point of the programs that run a crawl strategy (standalone and
-// strategyworker), importable so that a program built outside this module runs them too: a custom main
-// registers its own strategies with strategy.Register and calls Main, exactly as cmd/standalone and
-// cmd/strategyworker do (docs/strategies.md, examples/customstrategy). The role then finds the strategy by
-// the name strategy_worker.strategy gives, like a built-in one.
+// Package launch builds and runs every role of Frontier (spider, strategyworker, dbworker, standalone) from
+// its configuration: each cmd/* main is one call to Main, and the roles are assembled in this one place.
+// It is importable so that a program built outside this module runs them too: a custom main registers its
+// own strategies with strategy.Register and calls Main, exactly as cmd/standalone and cmd/strategyworker do
+// (docs/strategies.md, examples/customstrategy). The role then finds the strategy by the name
+// strategy_worker.strategy gives, like a built-in one.
 //
 // It sits at level L6 with the mains' bootstrap (internal/cli) below it; cmd/* sit above it.
 package launch
@@ -24,8 +25,10 @@ import (
 
 // roles maps a role name to its run function.
 var roles = map[string]cli.RunFunc{
-	"standalone":     runStandalone,
+	"spider":         runSpider,
 	"strategyworker": runStrategyWorker,
+	"dbworker":       runDBWorker,
+	"standalone":     runStandalone,
 }
 
 // Roles returns the role names Main and Run accept, sorted.

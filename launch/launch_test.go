@@ -1,14 +1,22 @@
 package launch
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestUnknownStrategyListsTheKnownOnes: --set strategy_worker.strategy=nope stops either role before it
-// connects to anything, with the names it knows.
+// TestRoles: launch runs every role, so that each cmd/* main is one call to Main.
+func TestRoles(t *testing.T) {
+	if got, want := Roles(), []string{"dbworker", "spider", "standalone", "strategyworker"}; !slices.Equal(got, want) {
+		t.Errorf("Roles() = %v, want %v", got, want)
+	}
+}
+
+// TestUnknownStrategyListsTheKnownOnes: --set strategy_worker.strategy=nope stops either role that runs a
+// strategy before it connects to anything, with the names it knows.
 func TestUnknownStrategyListsTheKnownOnes(t *testing.T) {
-	for _, role := range Roles() {
+	for _, role := range []string{"standalone", "strategyworker"} {
 		args := []string{"--config", "../configs/" + role + ".yaml", "--set", "strategy_worker.strategy=nope",
 			"--set", "metrics.addr=127.0.0.1:0"}
 		if role == "strategyworker" {
@@ -24,7 +32,7 @@ func TestUnknownStrategyListsTheKnownOnes(t *testing.T) {
 			}
 		}
 	}
-	if err := Run(t.Context(), "spider", nil); err == nil || !strings.Contains(err.Error(), "[standalone strategyworker]") {
+	if err := Run(t.Context(), "crawler", nil); err == nil || !strings.Contains(err.Error(), "[dbworker spider standalone strategyworker]") {
 		t.Errorf("unknown role: %v", err)
 	}
 }

@@ -39,7 +39,7 @@ var levels = map[string]int{
 	"urlfrontier": 4, "urlfrontier/urlfrontierpb": 1, // the URLFrontier gRPC service and its generated API
 	"internal/outage": 0,             // backoff and outage tracking: standard library only, usable by every level
 	"internal/cli":    5, "cmd/*": 7, // the bootstrap, and the mains one above the bootstrap they call,
-	"launch": 6, // and the importable roles (for mains built outside the module) between the two.
+	"launch": 6, // and between the two every role built from its configuration (importable by mains built outside the module).
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
 	"internal/archtest": 6, "e2e": 6, "bench/*": 6,

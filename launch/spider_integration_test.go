@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package launch
 
 import (
 	"context"
@@ -29,8 +29,8 @@ func kafkaBrokers(t *testing.T) []string {
 	return strings.Split(frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), ",")
 }
 
-// TestSpiderOverKafka runs the spider role as cmd/spider does, on fresh topics of a real broker: seeds go to
-// the spider log as add_seeds, a feed request is fetched and reported, the WARC file is written, and the feed
+// TestSpiderOverKafka runs the spider role (runSpider, as cmd/spider does) on fresh topics of a real broker:
+// seeds go to the spider log as add_seeds, a feed request is fetched and reported, the WARC file is written, and the feed
 // offset is committed.
 func TestSpiderOverKafka(t *testing.T) {
 	brokers := kafkaBrokers(t)
@@ -97,7 +97,7 @@ func TestSpiderOverKafka(t *testing.T) {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(rctx, cli.Env{Config: &cfg, PartitionID: 1, Seeds: seeds, Logger: frontiertest.Logger(t), Registry: prometheus.NewRegistry()})
+		done <- runSpider(rctx, cli.Env{Config: &cfg, PartitionID: 1, Seeds: seeds, Logger: frontiertest.Logger(t), Registry: prometheus.NewRegistry()})
 	}()
 
 	logC, err := b.Consumer(ctx, bus.SpiderLog, "spider-it", []int{0, 1})
