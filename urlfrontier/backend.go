@@ -39,6 +39,17 @@ type Put struct {
 	Info    URLInfo
 	Known   bool
 	Refetch int64
+	// feed is set on the puts a Gateway makes of its spider-feed requests (Store.Put's third kind: added if
+	// unknown or done, a replay skipped).
+	feed *feedEntry
+}
+
+// feedEntry is the spider-feed request a Gateway's put came from.
+type feedEntry struct {
+	src  []byte // the encoded request
+	part int32  // its feed partition
+	off  int64  // its offset + 1
+	due  int64  // unix ms it may be handed out from (the request's not-before); 0 = now
 }
 
 // GetParams selects the URLs GetURLs hands out (see the API's GetParams).

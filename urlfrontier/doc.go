@@ -8,9 +8,11 @@
 // # Layers
 //
 // Server translates the wire messages to calls of a Backend, the small Go interface of what the API needs of a
-// frontier (put, lease, queue settings, listings). Store is the standalone's Backend. A cluster gateway would
-// be another Backend over the spider feed and the spider log; Server and the conformance suite
-// (conformance_test.go) stay as they are.
+// frontier (put, lease, queue settings, listings). Store is a Backend of its own (put, lease and queue state in
+// Pebble). Gateway is the Backend that stands where a spider stands: it owns spider-feed partitions, fills a
+// local Store from them (the feed's requests are a third kind of put: added when unknown or done, a replay
+// skipped), and publishes what clients report on the spider log (gateway.go). Server and the conformance suite
+// (conformance_test.go) are the same over both.
 //
 // # What the standalone's Store is, and is not yet
 //

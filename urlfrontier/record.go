@@ -13,14 +13,28 @@ type record struct {
 	created int64 // epoch seconds
 	lease   int64 // unix ms the lease ends (its l key); 0 = never leased since the last put
 	meta    map[string][]string
+	// The feed request the URL came from (a Gateway's; empty in a Store filled by clients only): its encoded
+	// bytes, which a known put repeats in its page_crawled, and its spider-feed partition and offset + 1, which
+	// tell a replay of the same feed entry (skipped) from a new one (a revisit or a retry: queued again).
+	src  []byte
+	part int32
+	off  int64
 }
 
-const recordVersion = 1
+// Record versions: 1 holds no feed request; 2 appends src, part and off.
+const (
+	recordVersion  = 1
+	recordVersion2 = 2
+)
 
 func (r *record) done() bool { return r.sched == 0 }
 
 func (r *record) encode(b []byte) []byte {
-	b = append(b, recordVersion)
+	v := byte(recordVersion)
+	if len(r.src) > 0 || r.off != 0 || r.part != 0 {
+		v = recordVersion2
+	}
+	b = append(b, v)
 	b = binary.AppendVarint(b, r.refetch)
 	b = binary.AppendVarint(b, r.sched)
 	b = binary.AppendVarint(b, r.created)
@@ -32,6 +46,12 @@ func (r *record) encode(b []byte) []byte {
 		for _, v := range vs {
 			b = appendString(b, v)
 		}
+	}
+	if v == recordVersion2 {
+		b = binary.AppendUvarint(b, uint64(len(r.src)))
+		b = append(b, r.src...)
+		b = binary.AppendVarint(b, int64(r.part))
+		b = binary.AppendVarint(b, r.off)
 	}
 	return b
 }
@@ -47,8 +67,9 @@ var errShort = errors.New("truncated")
 func decodeRecord(b []byte) (record, error) {
 	var r record
 	d := decoder{b: b}
-	if v := d.byte(); d.err == nil && v != recordVersion {
-		return r, fmt.Errorf("urlfrontier: URL record version %d, want %d", v, recordVersion)
+	v := d.byte()
+	if d.err == nil && v != recordVersion && v != recordVersion2 {
+		return r, fmt.Errorf("urlfrontier: URL record version %d, want %d or %d", v, recordVersion, recordVersion2)
 	}
 	r.refetch, r.sched, r.created, r.lease = d.varint(), d.varint(), d.varint(), d.varint()
 	n := d.uvarint()
@@ -72,6 +93,13 @@ func decodeRecord(b []byte) (record, error) {
 			}
 			r.meta[k] = vs
 		}
+	}
+	if v == recordVersion2 && d.err == nil {
+		if src := d.string(); src != "" {
+			r.src = []byte(src)
+		}
+		r.part = int32(d.varint())
+		r.off = d.varint()
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.err = fmt.Errorf("%d trailing bytes", len(d.b))

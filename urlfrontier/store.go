@@ -310,18 +310,8 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 	dirty := map[qref]*queueRecord{}
 	var buf []byte
 	for i, p := range puts {
-		crawl := NormCrawl(p.Info.CrawlID)
-		key := p.Info.Key
-		if key == "" {
-			var err error
-			if key, err = HostKey(p.Info.URL); err != nil {
-				s.log.Warn("put skipped: no queue key and no host", "url", p.Info.URL, "err", err)
-				out[i] = Skipped
-				continue
-			}
-		}
-		if p.Info.URL == "" || checkName("crawl ID", crawl) != nil || checkName("queue key", key) != nil {
-			s.log.Warn("put skipped: invalid URL, key or crawl ID", "url", p.Info.URL, "key", key, "crawl", crawl)
+		crawl, key, ok := s.resolve(p.Info)
+		if !ok {
 			out[i] = Skipped
 			continue
 		}
@@ -343,7 +333,24 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 			}
 			seen[string(uk)] = pd
 		}
-		if !p.Known && pd.exists {
+		if f := p.feed; f != nil && pd.exists {
+			old := &pd.rec
+			if old.part == f.part && old.off >= f.off {
+				out[i] = Skipped // a replay of a feed entry already taken
+				continue
+			}
+			if !old.done() {
+				// Still queued or leased: a copy the DB worker sent again. The URL keeps its place (and its
+				// lease); the newer request is the one a known put reports.
+				old.src, old.part, old.off = f.src, f.part, f.off
+				buf = old.encode(buf[:0])
+				_ = b.Set(uk, buf, nil)
+				out[i] = Skipped
+				continue
+			}
+			// Done: the strategy scheduled it again (a revisit, a retry). It is queued again below.
+		}
+		if !p.Known && p.feed == nil && pd.exists {
 			out[i] = Skipped // already known: discovered URLs are added only if unknown
 			continue
 		}
@@ -365,8 +372,13 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		r := record{created: nowSec, meta: p.Info.Metadata}
 		if pd.exists {
 			r.created = old.created
+			r.src, r.part, r.off = old.src, old.part, old.off
 		}
 		switch {
+		case p.feed != nil:
+			due := max(nowMs, p.feed.due)
+			r.refetch, r.sched = due/1000, due
+			r.src, r.part, r.off = p.feed.src, p.feed.part, p.feed.off
 		case !p.Known:
 			r.refetch, r.sched = nowSec, nowMs
 		case p.Refetch > 0:
@@ -392,6 +404,54 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// resolve returns the crawl and queue of a put's URL (the host when it names no key), and false, with a log
+// line, when the URL, key or crawl ID cannot be held.
+func (s *Store) resolve(info URLInfo) (crawl, key string, ok bool) {
+	crawl, key = NormCrawl(info.CrawlID), info.Key
+	if key == "" {
+		var err error
+		if key, err = HostKey(info.URL); err != nil {
+			s.log.Warn("put skipped: no queue key and no host", "url", info.URL, "err", err)
+			return "", "", false
+		}
+	}
+	if info.URL == "" || checkName("crawl ID", crawl) != nil || checkName("queue key", key) != nil {
+		s.log.Warn("put skipped: invalid URL, key or crawl ID", "url", info.URL, "key", key, "crawl", crawl)
+		return "", "", false
+	}
+	return crawl, key, true
+}
+
+// lookup returns the record of a URL and whether the store holds it.
+func (s *Store) lookup(crawl, key, u string) (record, bool, error) {
+	v, closer, err := s.db.Get(urlKey(crawl, key, u))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, err
+	}
+	defer closer.Close()
+	r, err := decodeRecord(v)
+	if err != nil {
+		return record{}, false, fmt.Errorf("%w (url %q)", err, u)
+	}
+	return r, true, nil
+}
+
+// held returns how many URLs the store holds that are not done (queued or leased).
+func (s *Store) held() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n uint64
+	for _, c := range s.crawls {
+		for _, q := range c.queues {
+			n += q.active
+		}
+	}
+	return n
 }
 
 // commit writes b; on failure it reloads the in-memory queue state from the store, which the failed batch did

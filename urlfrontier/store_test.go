@@ -328,6 +328,7 @@ func TestCrawlDelayFromMetadata(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&record{refetch: 1, sched: 2, created: 3, lease: 4, meta: map[string][]string{"k": {"v", "w"}}}).encode(nil))
 	f.Add((&record{}).encode(nil))
+	f.Add((&record{refetch: 1, sched: 2, src: []byte("request"), part: 3, off: 42}).encode(nil))
 	f.Add([]byte{1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRecord(b)

@@ -1,0 +1,518 @@
+package urlfrontier
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/spider"
+)
+
+// Meta keys a Gateway adds to the requests it publishes, so that the URLFrontier view of a URL (its crawl, its
+// queue key, its metadata) rides with it through the strategy worker, the queue and the spider feed and comes
+// back when the feed hands it to the gateway that owns its host. Frontera ignores them.
+const (
+	// MetaKeyCrawl is the URLFrontier crawl ID (str); absent for DefaultCrawl.
+	MetaKeyCrawl = "frontier_uf_crawl"
+	// MetaKeyQueue is the client's queue key (str); absent when it is the URL's host.
+	MetaKeyQueue = "frontier_uf_key"
+	// MetaKeyMetadata is the client's metadata: a map of str to a list of str.
+	MetaKeyMetadata = "frontier_uf_meta"
+)
+
+// GatewayConfig configures a Gateway.
+type GatewayConfig struct {
+	// Store is the local store of the queues, leases, delays, blocks and limits (its Dir is required).
+	Store StoreConfig
+	// Partitions are the spider-feed partitions the gateway owns, each through the spiders' ownership group
+	// of that partition (spider.Owners): a spider or another gateway started for the same partition waits as
+	// its standby, and the other way round.
+	Partitions []int
+	// MaxHeld bounds the URLs the gateway holds not done (queued or leased): it stops reading the feed at
+	// that many, so the feed's lag (which the DB worker's flow control reads) grows instead. Default 100,000.
+	MaxHeld int
+	// FetchBatch is how many feed messages one read takes. Default 512.
+	FetchBatch int
+	// Remember is how many discovered URLs the gateway remembers having published (see Gateway.Put).
+	// Default 65,536.
+	Remember int
+}
+
+// DefaultGatewayConfig returns the defaults documented on GatewayConfig, with DefaultStoreConfig.
+func DefaultGatewayConfig() GatewayConfig {
+	return GatewayConfig{Store: DefaultStoreConfig(), MaxHeld: 100_000, FetchBatch: 512, Remember: 1 << 16}
+}
+
+// GatewayDeps are what a Gateway is built from.
+type GatewayDeps struct {
+	// Bus carries the spider feed (read) and the spider log (written). Required.
+	Bus bus.Bus
+	// Codec encodes and decodes the streams' messages, as the spiders' does. Required.
+	Codec codec.Codec
+	// Identity gives the fingerprints and domain meta of the URLs clients put; nil is spider.SimpleIdentity.
+	// It must be the crawl's (the one the spiders and strategy workers use), or the URL-seen test breaks.
+	Identity spider.Identity
+	Logger   *slog.Logger
+	// Registerer receives the frontier_urlfrontier_gateway_* metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Gateway is the Backend that stands where a spider stands (docs/urlfrontier.md, "On the cluster"). It owns
+// spider-feed partitions, takes their requests into a local Store (a queue per host, or per the client's key
+// when the URL was put with one; the crawl the client named), and leases them to GetURLs exactly as the
+// standalone's Store does. What clients report goes on the spider log, keyed and encoded as a spider's
+// reports (bus.OpenProducer): a known put is a page_crawled of the request the feed brought (a URL the feed
+// never brought gets one built as a spider would), a discovered URL a links_extracted, so the strategy
+// workers score them and the URL-seen test stays theirs and exact.
+//
+// Every other call (leases, delays, blocks, limits, listings, deletes) is the local Store's, and survives a
+// restart of the gateway like the standalone's.
+type Gateway struct {
+	*Store
+	cfg  GatewayConfig
+	deps GatewayDeps
+	log  *slog.Logger
+	id   spider.Identity
+	out  bus.Producer // the spider log
+
+	mu     sync.Mutex
+	recent map[string]struct{} // discovered URLs published, by crawl\0key\0url
+	ring   []string            // the same, in publishing order, to forget the oldest
+	next   int
+
+	m *gatewayMetrics
+}
+
+type gatewayMetrics struct {
+	feed      *prometheus.CounterVec // feed requests taken, by outcome
+	published *prometheus.CounterVec // spider-log messages published, by kind
+}
+
+// OpenGateway opens the local store and the spider-log producer. Run reads the feed; the Backend methods work
+// from the start.
+func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gateway, error) {
+	var errs []error
+	if deps.Bus == nil {
+		errs = append(errs, errors.New("urlfrontier: GatewayDeps.Bus is nil"))
+	}
+	if deps.Codec == nil {
+		errs = append(errs, errors.New("urlfrontier: GatewayDeps.Codec is nil"))
+	}
+	if len(cfg.Partitions) == 0 {
+		errs = append(errs, errors.New("urlfrontier: the gateway owns no spider-feed partition"))
+	}
+	if deps.Bus != nil {
+		if err := bus.CheckPartitions(bus.SpiderFeed, cfg.Partitions, deps.Bus.Partitions(bus.SpiderFeed)); err != nil && len(cfg.Partitions) > 0 {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.MaxHeld <= 0 || cfg.FetchBatch <= 0 || cfg.Remember < 0 {
+		errs = append(errs, fmt.Errorf("urlfrontier: gateway max_held %d and fetch_batch %d must be > 0, remember %d >= 0", cfg.MaxHeld, cfg.FetchBatch, cfg.Remember))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := OpenStore(cfg.Store, log)
+	if err != nil {
+		return nil, err
+	}
+	out, err := bus.OpenProducer(ctx, deps.Bus, bus.SpiderLog)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	g := &Gateway{Store: st, cfg: cfg, deps: deps, log: log, id: deps.Identity, out: out,
+		recent: map[string]struct{}{}, ring: make([]string, cfg.Remember)}
+	if g.id == nil {
+		g.id = spider.SimpleIdentity{}
+	}
+	g.m = &gatewayMetrics{
+		feed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_urlfrontier_gateway_feed_requests_total",
+			Help: "Spider-feed requests the gateway took, by outcome: queued, duplicate (held already, or a replay), invalid."}, []string{"outcome"}),
+		published: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_urlfrontier_gateway_published_total",
+			Help: "Messages the gateway published on the spider log for what clients reported, by kind."}, []string{"kind"}),
+	}
+	if deps.Registerer != nil {
+		deps.Registerer.MustRegister(g.m.feed, g.m.published)
+	}
+	return g, nil
+}
+
+// Close closes the spider-log producer and the store; call it once, after Run and every call have returned.
+func (g *Gateway) Close() error {
+	return errors.Join(g.out.Close(), g.Store.Close())
+}
+
+// Run owns the gateway's feed partitions and takes their requests into the store until ctx ends (nil then),
+// or returns the error that stopped it. Each partition is owned through bus.Own in the spiders' ownership
+// group, so a second owner waits as a standby and takes over at the committed offset.
+//
+// A feed message is committed once its request is durable in the store (the put is synced when
+// StoreConfig.Sync is set): from there the store holds it, leases it, takes it back when a lease ends, and
+// keeps it across restarts. So the feed's lag is what the gateway has not taken yet, and MaxHeld bounds what
+// it holds.
+func (g *Gateway) Run(ctx context.Context) error {
+	eg, ctx := errgroup.WithContext(ctx)
+	for _, p := range g.cfg.Partitions {
+		eg.Go(func() error {
+			return bus.Own(ctx, g.deps.Bus, bus.SpiderFeed, spider.Owners(p), []int{p}, g.term)
+		})
+	}
+	return eg.Wait()
+}
+
+// term reads the owned partitions for one term of ownership.
+func (g *Gateway) term(ctx context.Context, parts []int) error {
+	feed, err := g.deps.Bus.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, parts)
+	if err != nil {
+		return err
+	}
+	defer feed.Close()
+	g.log.Info("gateway owns spider-feed partitions", "partitions", parts)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for g.held() >= uint64(g.cfg.MaxHeld) {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+		}
+		msgs, err := feed.Fetch(ctx, g.cfg.FetchBatch)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("urlfrontier: read the spider feed: %w", err)
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		if err := g.take(ctx, feed, msgs); err != nil {
+			return err
+		}
+		if err := feed.Commit(ctx, msgs); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("urlfrontier: commit the spider feed: %w", err)
+		}
+	}
+}
+
+// take puts the feed's requests into the store.
+func (g *Gateway) take(ctx context.Context, feed bus.Consumer, msgs []bus.Message) error {
+	type req struct {
+		m bus.Message
+		r *frontier.Request
+	}
+	reqs := bus.Decode(feed, msgs, func(m bus.Message) (req, error) {
+		r, err := g.deps.Codec.DecodeRequest(m.Value)
+		if err == nil && r.URL == "" {
+			err = errors.New("request without a URL")
+		}
+		return req{m, r}, err
+	})
+	if n := len(msgs) - len(reqs); n > 0 {
+		g.m.feed.WithLabelValues("invalid").Add(float64(n))
+	}
+	puts := make([]Put, 0, len(reqs))
+	for _, q := range reqs {
+		info, due := feedInfo(q.r)
+		puts = append(puts, Put{Info: info, feed: &feedEntry{src: q.m.Value, part: int32(q.m.Partition), off: q.m.Offset + 1, due: due}})
+	}
+	st, err := g.Store.Put(ctx, puts)
+	if err != nil {
+		return fmt.Errorf("urlfrontier: store the spider feed's requests: %w", err)
+	}
+	for i, s := range st {
+		switch {
+		case s == OK:
+			g.m.feed.WithLabelValues("queued").Inc()
+		case puts[i].Info.URL != "" && validFeed(puts[i].Info):
+			g.m.feed.WithLabelValues("duplicate").Inc()
+		default:
+			g.m.feed.WithLabelValues("invalid").Inc()
+		}
+	}
+	return nil
+}
+
+func validFeed(i URLInfo) bool {
+	if i.Key != "" {
+		return true
+	}
+	_, err := HostKey(i.URL)
+	return err == nil
+}
+
+// feedInfo is the URLFrontier view of a feed request: its crawl, queue and metadata from the gateway's meta
+// keys, and when it is due (unix ms; 0 = now).
+func feedInfo(r *frontier.Request) (URLInfo, int64) {
+	info := URLInfo{URL: r.URL, CrawlID: metaStr(r.Meta, MetaKeyCrawl), Key: metaStr(r.Meta, MetaKeyQueue)}
+	if v, ok := r.Meta.Get(MetaKeyMetadata); ok {
+		if m, ok := v.(frontier.Map); ok {
+			info.Metadata = make(map[string][]string, len(m))
+			for _, e := range m {
+				k := valueStr(e.Key)
+				l, _ := e.Value.([]frontier.Value)
+				vs := make([]string, 0, len(l))
+				for _, x := range l {
+					vs = append(vs, valueStr(x))
+				}
+				info.Metadata[k] = vs
+			}
+		}
+	}
+	var due int64
+	if nb, err := r.MetaNotBefore(); err == nil && nb > 0 {
+		due = nb * 1000
+	}
+	return info, due
+}
+
+func metaStr(m frontier.Map, key string) string {
+	v, _ := m.Get(key)
+	return valueStr(v)
+}
+
+func valueStr(v frontier.Value) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// fingerprint is the fingerprint of u in crawl: the identity's for the default crawl; for another crawl, the
+// SHA-1 of the crawl ID and that fingerprint, so that each crawl is a frontier of its own in the strategy
+// workers' URL-seen test too (the same URL in two crawls is two URLs, as the API wants).
+func (g *Gateway) fingerprint(crawl, u string) (frontier.Fingerprint, error) {
+	fp, err := g.id.Fingerprint(u)
+	if err != nil || crawl == DefaultCrawl {
+		return fp, err
+	}
+	h := sha1.New()
+	h.Write([]byte(crawl))
+	h.Write([]byte{0})
+	h.Write(fp)
+	return frontier.Fingerprint(h.Sum(nil)), nil
+}
+
+// request builds the request a spider would report for a URL the feed did not bring: fingerprint, domain,
+// and the gateway's meta keys for crawl, queue and metadata.
+func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL) (*frontier.Request, error) {
+	fp, err := g.fingerprint(crawl, info.URL)
+	if err != nil {
+		return nil, err
+	}
+	r := &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 6)}
+	r.SetMetaFingerprint(fp)
+	r.SetMetaDomain(g.id.Domain(pu))
+	if crawl != DefaultCrawl {
+		r.Meta.Set(MetaKeyCrawl, crawl)
+	}
+	if key != strings.ToLower(pu.Hostname()) {
+		r.Meta.Set(MetaKeyQueue, key)
+	}
+	if len(info.Metadata) > 0 {
+		m := make(frontier.Map, 0, len(info.Metadata))
+		for _, k := range sortedKeys(info.Metadata) {
+			vs := make([]frontier.Value, 0, len(info.Metadata[k]))
+			for _, v := range info.Metadata[k] {
+				vs = append(vs, v)
+			}
+			m = append(m, frontier.Entry{Key: k, Value: vs})
+		}
+		r.Meta.Set(MetaKeyMetadata, m)
+	}
+	return r, nil
+}
+
+// statusKeys are the metadata keys a client reports a fetch's HTTP status under (StormCrawler's first).
+var statusKeys = []string{"fetch.statusCode", "status", "http.status"}
+
+func fetchStatus(meta map[string][]string) int {
+	for _, k := range statusKeys {
+		if vs := meta[k]; len(vs) > 0 {
+			if n, err := strconv.Atoi(strings.TrimSpace(vs[0])); err == nil && n >= 100 && n < 600 {
+				return n
+			}
+		}
+	}
+	return http.StatusOK
+}
+
+// Put implements Backend. A known put is published as page_crawled (the status the client reports in
+// metadata "fetch.statusCode", else 200) of the request the feed brought, then written to the store as the
+// standalone writes it (refetchable_from_date > 0 queues it again locally at that time, 0 makes it done). A
+// discovered URL is SKIPPED when the gateway knows it already: its store holds it (in that crawl and queue),
+// or it published it itself among the last GatewayConfig.Remember discovered URLs, or it comes twice in one
+// call; otherwise it is published as links_extracted and answered OK once the spider log acknowledged it.
+// OK thus means "reported to the frontier", not "new to the crawl": the strategy worker that owns the host
+// makes the URL-seen test, exactly, and a URL it already knows is not fetched again. The gateway never asks the
+// state store (a read there could not see what the strategy workers hold in their caches anyway).
+//
+// An invalid item is SKIPPED; a spider-log or store failure fails the whole call (FAIL: send it again; the
+// messages are idempotent).
+func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
+	out := make([]Status, len(puts))
+	var msgs []bus.Message
+	var local []Put
+	var localIdx []int
+	var fresh []string
+	inCall := map[string]bool{}
+	now := time.Now().UnixMilli()
+	for i, p := range puts {
+		crawl, key, ok := g.resolve(p.Info)
+		if !ok {
+			out[i] = Skipped
+			continue
+		}
+		pu, err := url.Parse(p.Info.URL)
+		if err != nil || pu.Hostname() == "" {
+			g.log.Warn("put skipped: not an absolute URL", "url", p.Info.URL, "err", err)
+			out[i] = Skipped
+			continue
+		}
+		rk := crawl + "\x00" + key + "\x00" + p.Info.URL
+		rec, held, err := g.lookup(crawl, key, p.Info.URL)
+		if err != nil {
+			return nil, err
+		}
+		if !p.Known {
+			if held || inCall[rk] || g.remembered(rk) {
+				out[i] = Skipped
+				continue
+			}
+			inCall[rk] = true
+			link, err := g.request(crawl, key, p.Info, pu)
+			if err != nil {
+				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
+				out[i] = Skipped
+				continue
+			}
+			link.Meta.Set(spider.MetaKeyDiscovered, now)
+			page := &frontier.Request{URL: link.URL, Method: http.MethodGet, Meta: link.Meta.Clone()}
+			m, err := g.encode(link, &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{link}})
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+			fresh = append(fresh, rk)
+			g.m.published.WithLabelValues("links_extracted").Inc()
+			continue
+		}
+		var req *frontier.Request
+		if len(rec.src) > 0 {
+			if req, err = g.deps.Codec.DecodeRequest(rec.src); err != nil {
+				g.log.Warn("stored feed request undecodable; reporting a new one", "url", p.Info.URL, "err", err)
+				req = nil
+			}
+		}
+		if req != nil {
+			if d, err := req.MetaDomain(); err != nil || d.Fingerprint == "" {
+				req.SetMetaDomain(g.id.Domain(pu)) // a feed request from a writer that left it out
+			}
+		} else {
+			if req, err = g.request(crawl, key, p.Info, pu); err != nil {
+				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
+				out[i] = Skipped
+				continue
+			}
+		}
+		m, err := g.encode(req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+		local = append(local, p)
+		localIdx = append(localIdx, i)
+		g.m.published.WithLabelValues("page_crawled").Inc()
+	}
+	if len(msgs) > 0 {
+		if err := g.out.Send(ctx, msgs...); err != nil {
+			return nil, fmt.Errorf("urlfrontier: publish on the spider log: %w", err)
+		}
+	}
+	g.remember(fresh)
+	if len(local) > 0 {
+		st, err := g.Store.Put(ctx, local)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range localIdx {
+			out[i] = st[j]
+		}
+	}
+	return out, nil
+}
+
+// encode encodes m keyed as a spider keys its reports: by the domain fingerprint of r's host.
+func (g *Gateway) encode(r *frontier.Request, m frontier.Message) (bus.Message, error) {
+	var key []byte
+	if d, err := r.MetaDomain(); err == nil && d.Fingerprint != "" {
+		key = []byte(d.Fingerprint)
+	} else if u, err := url.Parse(r.URL); err == nil {
+		key = []byte(g.id.Domain(u).Fingerprint)
+	}
+	b, err := g.deps.Codec.EncodeMessage(m)
+	if err != nil {
+		return bus.Message{}, fmt.Errorf("urlfrontier: encode %s of %s: %w", m.Name(), r.URL, err)
+	}
+	return bus.Message{Key: key, Value: b}, nil
+}
+
+func (g *Gateway) remembered(k string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.recent[k]
+	return ok
+}
+
+func (g *Gateway) remember(ks []string) {
+	if len(g.ring) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range ks {
+		if old := g.ring[g.next]; old != "" {
+			delete(g.recent, old)
+		}
+		g.ring[g.next] = k
+		g.recent[k] = struct{}{}
+		g.next = (g.next + 1) % len(g.ring)
+	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,312 @@
+package urlfrontier
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/membus"
+	"github.com/frontiercrawl/frontier/codec"
+)
+
+// gwTest is a gateway on an in-memory bus, with a reader of the spider log and a writer of the feed standing
+// in for the strategy workers and the DB worker.
+type gwTest struct {
+	t    *testing.T
+	b    *membus.Bus
+	fs   vfs.FS
+	g    *Gateway
+	stop func()
+	logC bus.Consumer
+	feed bus.Producer
+	enc  codec.Msgpack
+}
+
+func newGWTest(t *testing.T) *gwTest {
+	t.Helper()
+	mcfg := membus.DefaultConfig()
+	mcfg.Groups[bus.SpiderLog] = append(mcfg.Groups[bus.SpiderLog], "test")
+	b, err := membus.New(mcfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	w := &gwTest{t: t, b: b, fs: vfs.NewMem()}
+	if w.logC, err = b.Consumer(t.Context(), bus.SpiderLog, "test", []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	if w.feed, err = b.Producer(t.Context(), bus.SpiderFeed, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.start()
+	t.Cleanup(func() {
+		if w.stop != nil {
+			w.stop()
+		}
+	})
+	return w
+}
+
+// start opens the gateway on the test's store and runs it.
+func (w *gwTest) start() {
+	t := w.t
+	cfg := DefaultGatewayConfig()
+	cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync = "gw", w.fs, false
+	cfg.Partitions = []int{0}
+	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetDelay(t.Context(), "", "", 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	w.g = g
+	w.stop = func() {
+		w.stop = nil
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway Run: %v", err)
+		}
+		g.Close()
+	}
+}
+
+func (w *gwTest) restart() {
+	w.stop()
+	w.start()
+}
+
+// published reads the next n spider-log messages.
+func (w *gwTest) published(n int) []frontier.Message {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.t.Context(), 10*time.Second)
+	defer cancel()
+	var out []frontier.Message
+	for len(out) < n {
+		msgs, err := w.logC.Fetch(ctx, n-len(out))
+		if err != nil {
+			w.t.Fatalf("spider log: %d of %d messages: %v", len(out), n, err)
+		}
+		for _, m := range msgs {
+			dm, err := w.enc.DecodeMessage(m.Value)
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			var r *frontier.Request
+			switch x := dm.(type) {
+			case *frontier.LinksExtracted:
+				r = x.Links[0]
+			case *frontier.PageCrawled:
+				r = x.Response.Request
+			}
+			if d, err := r.MetaDomain(); err != nil || string(m.Key) != d.Fingerprint {
+				w.t.Errorf("%s keyed %q, want the domain fingerprint (%v, %v)", dm.Name(), m.Key, d, err)
+			}
+			out = append(out, dm)
+		}
+	}
+	return out
+}
+
+// loop plays the strategy worker and the DB worker: every link of msgs goes to the feed.
+func (w *gwTest) loop(msgs []frontier.Message) {
+	w.t.Helper()
+	for _, m := range msgs {
+		le, ok := m.(*frontier.LinksExtracted)
+		if !ok {
+			continue
+		}
+		for _, l := range le.Links {
+			w.toFeed(l)
+		}
+	}
+}
+
+func (w *gwTest) toFeed(r *frontier.Request) {
+	w.t.Helper()
+	v, err := w.enc.EncodeRequest(r)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.feed.Send(w.t.Context(), bus.Message{Key: []byte(r.Hostname()), Value: v, Partition: 0}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// getEventually calls Get until it returns URLs (the feed is read asynchronously) or 10 s passed.
+func (w *gwTest) getEventually(p GetParams) []URLInfo {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got, err := w.g.Get(w.t.Context(), p)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if len(got) > 0 || time.Now().After(deadline) {
+			return got
+		}
+		select {
+		case <-tick.C:
+		case <-w.t.Context().Done():
+			return nil
+		}
+	}
+}
+
+func (w *gwTest) put(puts ...Put) []Status {
+	w.t.Helper()
+	st, err := w.g.Put(w.t.Context(), puts)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return st
+}
+
+func TestGatewayRoundTrip(t *testing.T) {
+	w := newGWTest(t)
+	meta := map[string][]string{"depth": {"3"}, "src": {"a", "b"}}
+	st := w.put(Put{Info: URLInfo{URL: "http://a.test/1", CrawlID: "c1", Key: "mine", Metadata: meta}},
+		disc("http://a.test/1"), disc("http://a.test/1"), disc("not a url"))
+	// The first two are two URLs (another crawl and queue); the third repeats the second in the same call.
+	if want := []Status{OK, OK, Skipped, Skipped}; !slices.Equal(st, want) {
+		t.Fatalf("statuses %v, want %v", st, want)
+	}
+	msgs := w.published(2)
+	le := msgs[0].(*frontier.LinksExtracted)
+	l := le.Links[0]
+	if metaStr(l.Meta, MetaKeyCrawl) != "c1" || metaStr(l.Meta, MetaKeyQueue) != "mine" {
+		t.Errorf("link meta %v: want the crawl and the queue key", l.Meta)
+	}
+	fp1, _ := l.MetaFingerprint()
+	fp2, _ := msgs[1].(*frontier.LinksExtracted).Links[0].MetaFingerprint()
+	if fp1.Equal(fp2) {
+		t.Error("the same URL in two crawls has one fingerprint: the URL-seen test would merge them")
+	}
+	// Published, not back yet: a second put is SKIPPED, and nothing is handed out.
+	if st := w.put(disc("http://a.test/1")); st[0] != Skipped {
+		t.Errorf("a URL published a moment ago: %v, want SKIPPED", st[0])
+	}
+	if got, _ := w.g.Get(t.Context(), GetParams{}); len(got) != 0 {
+		t.Fatalf("before the loop brought it back, Get = %v", got)
+	}
+
+	w.loop(msgs)
+	got := w.getEventually(GetParams{CrawlID: "c1"})
+	if len(got) != 1 || got[0].Key != "mine" || got[0].CrawlID != "c1" || !slices.Equal(got[0].Metadata["src"], []string{"a", "b"}) {
+		t.Fatalf("Get(c1) = %+v", got)
+	}
+	if got := w.getEventually(GetParams{}); len(got) != 1 || got[0].Key != "a.test" {
+		t.Fatalf("Get(DEFAULT) = %+v", got)
+	}
+
+	// Known puts: page_crawled of the request the feed brought (its fingerprint), done locally.
+	st = w.put(Put{Info: URLInfo{URL: "http://a.test/1", CrawlID: "c1", Key: "mine", Metadata: map[string][]string{"fetch.statusCode": {"404"}}}, Known: true})
+	if st[0] != OK {
+		t.Fatalf("known put: %v", st[0])
+	}
+	pc := w.published(1)[0].(*frontier.PageCrawled)
+	if fp, _ := pc.Response.Request.MetaFingerprint(); !fp.Equal(fp1) || pc.Response.Status != 404 || pc.Response.URL != "http://a.test/1" {
+		t.Errorf("page_crawled %+v (fingerprint %v, want %v)", pc.Response, fp, fp1)
+	}
+	if s, err := w.g.Stats(t.Context(), "c1", ""); err != nil || s.Completed != 1 || s.Size != 0 {
+		t.Errorf("Stats(c1) = %+v, %v", s, err)
+	}
+	// A URL the feed never brought: reported with a request built as a spider would.
+	w.put(known("http://b.test/x", 0))
+	pc = w.published(1)[0].(*frontier.PageCrawled)
+	if d, err := pc.Response.Request.MetaDomain(); err != nil || d.Name != "b.test" {
+		t.Errorf("page_crawled of an unfed URL: domain %v, %v", d, err)
+	}
+	// The feed is committed once its requests are in the store.
+	lag, err := w.b.Lag(t.Context(), bus.SpiderFeed, bus.GroupSpiderFeed)
+	if err != nil || lag[0] != 0 {
+		t.Errorf("feed lag %v, %v: want 0", lag, err)
+	}
+}
+
+func TestGatewayFeedReplayAndRevisit(t *testing.T) {
+	w := newGWTest(t)
+	r := &frontier.Request{URL: "http://r.test/1", Method: "GET"}
+	w.toFeed(r)
+	got := w.getEventually(GetParams{Lease: time.Hour})
+	if len(got) != 1 {
+		t.Fatalf("Get = %v", got)
+	}
+	// The same request again while it is leased (the DB worker sent the batch twice): not added twice.
+	w.toFeed(r)
+	w.toFeed(&frontier.Request{URL: "http://r.test/2", Method: "GET"})
+	if got := w.getEventually(GetParams{}); len(got) != 1 || got[0].URL != "http://r.test/2" {
+		t.Fatalf("after a duplicate, Get = %v", got)
+	}
+	// Reported done; then the strategy schedules it again (a revisit): it is handed out again.
+	w.put(known("http://r.test/1", 0))
+	w.published(1)
+	w.toFeed(r)
+	if got := w.getEventually(GetParams{}); len(got) != 1 || got[0].URL != "http://r.test/1" {
+		t.Fatalf("after a revisit came on the feed, Get = %v", got)
+	}
+}
+
+func TestGatewayRestartKeepsLeasesAndSettings(t *testing.T) {
+	w := newGWTest(t)
+	for _, u := range []string{"http://l.test/1", "http://d.test/1", "http://d.test/2", "http://b.test/1"} {
+		w.toFeed(&frontier.Request{URL: u, Method: "GET"})
+	}
+	ctx := t.Context()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := w.g.Stats(ctx, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Size == 4 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	if err := w.g.SetDelay(ctx, "", "d.test", 3600); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.g.BlockQueue(ctx, "", "b.test", time.Now().Unix()+3600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.g.Get(ctx, GetParams{MaxURLsPerQueue: 1, Lease: time.Hour})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Get = %v, %v", got, err)
+	}
+	w.restart()
+	if got, err := w.g.Get(ctx, GetParams{}); err != nil || len(got) != 0 {
+		t.Fatalf("after the restart, Get = %v, %v: a lease, delay or block was lost", got, err)
+	}
+	if s, err := w.g.Stats(ctx, "", ""); err != nil || s.Size != 4 || s.InProcess != 2 {
+		t.Fatalf("after the restart, Stats = %+v, %v", s, err)
+	}
+}
+
+func TestGatewayConfigErrors(t *testing.T) {
+	mb, err := membus.New(membus.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mb.Close()
+	cfg := DefaultGatewayConfig()
+	cfg.Store.Dir = filepath.Join(t.TempDir(), "gw")
+	cfg.Partitions = []int{3}
+	if _, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: mb}); err == nil {
+		t.Fatal("no codec and a partition out of range: no error")
+	}
+}
