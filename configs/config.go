@@ -82,23 +82,15 @@ type IdentityConfig struct {
 	Fingerprint string `mapstructure:"fingerprint"`
 }
 
-// StreamsConfig names the streams (bus/topology.go declares how each is keyed and read).
+// StreamsConfig names the streams (bus/topology.go declares how each is keyed and read); each is a
+// kafkabus.StreamConfig, which declares and validates its keys (topic, partitions, retention).
 type StreamsConfig struct {
-	SpiderLog  StreamConfig `mapstructure:"spider_log"`
-	ScoringLog StreamConfig `mapstructure:"scoring_log"`
-	SpiderFeed StreamConfig `mapstructure:"spider_feed"`
-	// Control carries frontierctl's run-time commands (block, unblock, pause, resume); one partition.
-	Control StreamConfig `mapstructure:"control"`
-}
-
-// StreamConfig is one stream: its Kafka topic and partition count.
-type StreamConfig struct {
-	Topic      string `mapstructure:"topic"`
-	Partitions int    `mapstructure:"partitions"`
-	// Retention is how long the topic keeps a message (its retention.ms, set by frontierctl topics; the
-	// broker-wide default never decides); 0 keeps messages forever. A consumer that falls further behind stops
-	// with an error naming the messages lost (docs/reliability.md, "Retention"). The control stream's must be 0.
-	Retention time.Duration `mapstructure:"retention"`
+	SpiderLog  kafkabus.StreamConfig `mapstructure:"spider_log"`
+	ScoringLog kafkabus.StreamConfig `mapstructure:"scoring_log"`
+	SpiderFeed kafkabus.StreamConfig `mapstructure:"spider_feed"`
+	// Control carries frontierctl's run-time commands (block, unblock, pause, resume): one partition, and a
+	// retention of 0 (Validate checks both).
+	Control kafkabus.StreamConfig `mapstructure:"control"`
 }
 
 // KafkaConfig locates the Kafka cluster.
@@ -130,10 +122,10 @@ func defaults() Config {
 		Identity: IdentityConfig{Canonicalization: "w3lib-2.5", Fingerprint: "sha1"},
 		Codec:    "msgpack",
 		Streams: StreamsConfig{
-			SpiderLog:  StreamConfig{Topic: "frontier-done", Partitions: 2, Retention: DefaultRetention},
-			ScoringLog: StreamConfig{Topic: "frontier-score", Partitions: 1, Retention: DefaultRetention},
-			SpiderFeed: StreamConfig{Topic: "frontier-todo", Partitions: 2, Retention: DefaultRetention},
-			Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
+			SpiderLog:  kafkabus.StreamConfig{Topic: "frontier-done", Partitions: 2, Retention: DefaultRetention},
+			ScoringLog: kafkabus.StreamConfig{Topic: "frontier-score", Partitions: 1, Retention: DefaultRetention},
+			SpiderFeed: kafkabus.StreamConfig{Topic: "frontier-todo", Partitions: 2, Retention: DefaultRetention},
+			Control:    kafkabus.StreamConfig{Topic: "frontier-control", Partitions: 1},
 		},
 		Kafka:           KafkaConfig{Brokers: []string{"127.0.0.1:9092"}, StartupWait: 5 * time.Minute},
 		HBase:           hbase.DefaultConfig(),
@@ -277,21 +269,6 @@ func (e *keyError) Error() string {
 }
 func (e *keyError) Unwrap() error { return e.err }
 
-// Validate checks the topic name and partition count.
-func (c StreamConfig) Validate() error {
-	var errs []error
-	if c.Topic == "" || strings.ContainsAny(c.Topic, " /\\") {
-		errs = append(errs, fmt.Errorf("topic %q is not a valid Kafka topic name", c.Topic))
-	}
-	if c.Partitions <= 0 {
-		errs = append(errs, fmt.Errorf("partitions = %d, want > 0", c.Partitions))
-	}
-	if c.Retention < 0 || c.Retention > 0 && c.Retention < time.Minute {
-		errs = append(errs, fmt.Errorf("retention = %v, want 0 (forever) or at least 1m", c.Retention))
-	}
-	return errors.Join(errs...)
-}
-
 // prefixed puts key in front of err, and of each error err joins, so every line of a report names its key.
 func prefixed(key string, err error) []error {
 	if err == nil {
@@ -336,10 +313,6 @@ func (c *Config) KafkaBus(clientID string) kafkabus.Config {
 	k.Brokers = c.Kafka.Brokers
 	k.ClientID = clientID
 	k.StartupWait = c.Kafka.StartupWait
-	stream := func(s StreamConfig) kafkabus.StreamConfig {
-		return kafkabus.StreamConfig{Topic: s.Topic, Partitions: s.Partitions}
-	}
-	k.SpiderLog, k.ScoringLog, k.SpiderFeed = stream(c.Streams.SpiderLog), stream(c.Streams.ScoringLog), stream(c.Streams.SpiderFeed)
-	k.Control = stream(c.Streams.Control)
+	k.SpiderLog, k.ScoringLog, k.SpiderFeed, k.Control = c.Streams.SpiderLog, c.Streams.ScoringLog, c.Streams.SpiderFeed, c.Streams.Control
 	return k
 }

@@ -47,11 +47,11 @@ func TestSpiderOverKafka(t *testing.T) {
 	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
 	cfg := configs.DefaultConfig()
 	cfg.Kafka.Brokers = brokers
-	cfg.Streams.SpiderFeed = configs.StreamConfig{Topic: "spider-it-todo-" + suffix, Partitions: 2}
-	cfg.Streams.SpiderLog = configs.StreamConfig{Topic: "spider-it-done-" + suffix, Partitions: 2}
-	cfg.Streams.ScoringLog = configs.StreamConfig{Topic: "spider-it-score-" + suffix, Partitions: 1}
+	cfg.Streams.SpiderFeed = kafkabus.StreamConfig{Topic: "spider-it-todo-" + suffix, Partitions: 2}
+	cfg.Streams.SpiderLog = kafkabus.StreamConfig{Topic: "spider-it-done-" + suffix, Partitions: 2}
+	cfg.Streams.ScoringLog = kafkabus.StreamConfig{Topic: "spider-it-score-" + suffix, Partitions: 1}
 	// The spider waits for its control stream before it fetches: a topic of this run's own.
-	cfg.Streams.Control = configs.StreamConfig{Topic: "spider-it-control-" + suffix, Partitions: 1}
+	cfg.Streams.Control = kafkabus.StreamConfig{Topic: "spider-it-control-" + suffix, Partitions: 1}
 	cfg.Spider.Delay = 0
 	cfg.Spider.StateDir = t.TempDir()
 	cfg.WARC.Dir = t.TempDir()

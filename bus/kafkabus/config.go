@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/frontiercrawl/frontier/bus"
@@ -39,12 +40,34 @@ type Config struct {
 	StartupWait time.Duration `mapstructure:"startup_wait"`
 }
 
-// StreamConfig names a stream's topic and its partition count. The partition count must equal the topic's on
-// the broker: producers and consumers refuse to open otherwise (as Frontera asserts), because another count
-// would move hosts to other partitions.
+// StreamConfig names a stream's topic, its partition count and its retention; it is also the streams.* section
+// of the configuration (configs), so the keys are declared and validated here once. The partition count must
+// equal the topic's on the broker: producers and consumers refuse to open otherwise (as Frontera asserts),
+// because another count would move hosts to other partitions.
 type StreamConfig struct {
 	Topic      string `mapstructure:"topic"`
 	Partitions int    `mapstructure:"partitions"`
+	// Retention is how long the topic keeps a message (its retention.ms, set by frontierctl topics through
+	// RetentionConfigs; the broker-wide default never decides); 0 keeps messages forever. A consumer that falls
+	// further behind stops with an error naming the messages lost (docs/reliability.md, "Retention"). The bus
+	// itself does not read it.
+	Retention time.Duration `mapstructure:"retention"`
+}
+
+// Validate reports every problem with the stream's keys, each naming its key: the topic name (Kafka's rules),
+// a partition count of at least 1, and a retention of 0 (forever) or at least a minute.
+func (c StreamConfig) Validate() error {
+	var errs []error
+	if err := validTopicName(c.Topic); err != nil {
+		errs = append(errs, fmt.Errorf("topic: %s", strings.TrimPrefix(err.Error(), "kafkabus: ")))
+	}
+	if c.Partitions <= 0 {
+		errs = append(errs, fmt.Errorf("partitions = %d, want > 0", c.Partitions))
+	}
+	if c.Retention < 0 || c.Retention > 0 && c.Retention < time.Minute {
+		errs = append(errs, fmt.Errorf("retention = %v, want 0 (forever) or at least 1m", c.Retention))
+	}
+	return errors.Join(errs...)
 }
 
 // ProducerConfig tunes producers. Send returns only when its messages are acknowledged, so Linger is the most a
@@ -157,15 +180,15 @@ func (c Config) Validate() error {
 		key string
 		sc  StreamConfig
 	}{{"spider_log", c.SpiderLog}, {"scoring_log", c.ScoringLog}, {"spider_feed", c.SpiderFeed}, {"control", c.Control}} {
-		if err := validTopicName(s.sc.Topic); err != nil {
-			add("%s.topic: %v", s.key, err)
-		} else if other, dup := topics[s.sc.Topic]; dup {
+		if err := s.sc.Validate(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				add("%s.%s", s.key, line)
+			}
+		}
+		if other, dup := topics[s.sc.Topic]; dup {
 			add("%s.topic: %q is also the topic of %s", s.key, s.sc.Topic, other)
 		}
 		topics[s.sc.Topic] = s.key
-		if s.sc.Partitions <= 0 {
-			add("%s.partitions = %d, want > 0", s.key, s.sc.Partitions)
-		}
 	}
 	p := c.Producer
 	if p.BatchSize <= 0 {

@@ -215,7 +215,7 @@ func topics(ctx context.Context, args, environ []string, stdout, stderr io.Write
 	if *brokers != "" {
 		addrs = splitList(*brokers)
 	}
-	streams := []configs.StreamConfig{cfg.Streams.SpiderLog, cfg.Streams.ScoringLog, cfg.Streams.SpiderFeed, cfg.Streams.Control}
+	streams := []kafkabus.StreamConfig{cfg.Streams.SpiderLog, cfg.Streams.ScoringLog, cfg.Streams.SpiderFeed, cfg.Streams.Control}
 	specs := make([]kafkabus.TopicSpec, len(streams))
 	for i, s := range streams {
 		specs[i] = kafkabus.TopicSpec{Name: s.Topic, Partitions: s.Partitions, Configs: kafkabus.RetentionConfigs(s.Retention)}
