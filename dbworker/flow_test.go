@@ -23,6 +23,10 @@ func TestDepth(t *testing.T) {
 		{"50 ms latency without delay", 50 * time.Millisecond, 7},
 		{"500 ms latency", 500 * time.Millisecond, 2},
 		{"1 s delay: two", time.Second, 2},
+		// The interval is the service time plus the delay in effect (the delay counts from the answer).
+		{"50 ms answers at the 1 s delay", 50*time.Millisecond + time.Second, 2},
+		{"1 ms answers at a 100 ms delay", time.Millisecond + 100*time.Millisecond, 4},
+		{"20 ms answers without delay", 20 * time.Millisecond, 16},
 		{"a 10 s Crawl-delay: the minimum", 10 * time.Second, 2},
 		{"not measured (0): the maximum", 0, 512},
 	}
