@@ -292,8 +292,9 @@ func flowMaxOutstanding(feedBatch int) int { return 2 * feedBatch }
 // count: the guard for a spider that is gone after its hosts' outstanding requests expired (FlowConfig.Expire).
 // It is far above the lag a live spider shows: the committed offset stops at the oldest request still running
 // (a slow host's, or one waiting out a long delay), while the spider reads, fetches and reports what follows it
-// (up to spider.max_uncommitted), so the lag overstates the work waiting.
-func flowMaxLag(feedBatch int) int64 { return 8 * int64(feedBatch) }
+// (up to spider.max_uncommitted, 250,000 by default; 32 × the default FeedBatch is 262,144), so the lag
+// overstates the work waiting.
+func flowMaxLag(feedBatch int) int64 { return 32 * int64(feedBatch) }
 
 // flowReady reports whether partition p, at feed lag lag, gets a batch while the flow runs: what it was sent
 // and has not answered yet is below flowMaxOutstanding, and its lag below flowMaxLag. Why not the lag alone (as

@@ -95,7 +95,7 @@
 //   - The commit watermark cannot pass a request whose outcome is not durable (Kafka commits one offset per
 //     partition). That request holds the commit, not the reading: the requests after it are read, fetched and
 //     reported while it runs (a slow page, a host waiting out a Crawl-delay or a back-off), each kept as an
-//     offset of about 100 bytes once reported, up to Config.MaxUncommitted offsets past the watermark. Before,
+//     offset (16 bytes) once reported, up to Config.MaxUncommitted offsets past the watermark. Before,
 //     the one bound counted everything past the watermark, so a request that held it for seconds stopped the
 //     feed of every host, and the fast hosts starved while the slow host's URL was in flight.
 //   - The DB worker sees the spider's progress in the outcomes on the spider log, not in the committed offset

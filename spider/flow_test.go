@@ -46,8 +46,10 @@ func TestTrackerBounds(t *testing.T) {
 		}
 		for _, off := range s.done {
 			tr.done(entries[off])
-			if e := entries[off]; e.msg.Value != nil || e.msg.Offset != int64(off) {
-				t.Fatalf("%s: done entry keeps value %q, offset %d", s.name, e.msg.Value, e.msg.Offset)
+			for i, e := range tr.q {
+				if e == entries[off] {
+					t.Fatalf("%s: done entry %d still held at %d", s.name, off, i)
+				}
 			}
 		}
 		commit := int64(-1)
@@ -173,4 +175,51 @@ func BenchmarkHostQueue(b *testing.B) {
 		s.tracker.done(got.entry)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "urls/s")
+}
+
+// TestTrackerCompaction: done entries far behind a held watermark keep only their offsets (gaps in the offsets
+// included), the watermark jumps over them once the holder is done, and entries keep their places across the
+// tracker's compactions.
+func TestTrackerCompaction(t *testing.T) {
+	tr := newTrackerBounded(10_000, 10_000)
+	var es []*entry
+	for i := range 3000 {
+		es = append(es, tr.add(bus.Message{Partition: 3, Offset: int64(2 * i)}))
+	}
+	for i := len(es) - 1; i > 0; i-- {
+		tr.done(es[i])
+	}
+	after, done, ok := tr.beyond()
+	if !ok || after != -1 || len(done) != 2999 || done[0] != 2 || done[2998] != 5998 {
+		t.Fatalf("beyond = %d, %d offsets (%v…), %v; want -1, 2999 from 2", after, len(done), done[:min(3, len(done))], ok)
+	}
+	if _, ok := tr.toCommit(); ok {
+		t.Fatal("watermark moved past the held entry")
+	}
+	tr.done(es[0])
+	if m, ok := tr.toCommit(); !ok || m.Offset != 5998 || m.Partition != 3 || tr.tracked() != 0 {
+		t.Fatalf("after the holder: commit %+v %v, tracked %d; want offset 5998 of partition 3, 0 tracked", m, ok, tr.tracked())
+	}
+	// Many more, done in order while one in the middle waits: compactions move the entries; done must still
+	// find each one.
+	es = es[:0]
+	for i := range 5000 {
+		es = append(es, tr.add(bus.Message{Partition: 3, Offset: int64(6000 + i)}))
+	}
+	base := tr.base
+	for i, e := range es {
+		if i != 4000 {
+			tr.done(e)
+		}
+	}
+	if tr.base == base {
+		t.Fatal("no compaction while 4,000 entries passed the watermark")
+	}
+	if m, _ := tr.toCommit(); m.Offset != 6000+3999 || tr.tracked() != 1000 || tr.len() != 1 {
+		t.Fatalf("commit %d, tracked %d, open %d; want 9999, 1000, 1", m.Offset, tr.tracked(), tr.len())
+	}
+	tr.done(es[4000])
+	if m, _ := tr.toCommit(); m.Offset != 10999 || tr.tracked() != 0 || tr.len() != 0 {
+		t.Fatalf("commit %d, tracked %d, open %d; want 10999, 0, 0", m.Offset, tr.tracked(), tr.len())
+	}
 }

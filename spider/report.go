@@ -365,10 +365,10 @@ func (s *Spider) reporter(ctx context.Context) {
 	}
 }
 
-// entry is one feed message between Fetch and commit. Once done, only its offset is kept (msg's Key and Value
-// are dropped), so an entry waiting for the commit watermark costs about a hundred bytes, not a request.
+// entry is one feed message between Fetch and commit.
 type entry struct {
 	msg     bus.Message
+	seq     int64 // its place in the tracker (tracker.base counts from it)
 	done    bool
 	fp      string // the request's fingerprint, while this entry holds its lease
 	attempt int64  // the attempt the lease is for (the request's retry_times; 0 for a first try)
@@ -386,13 +386,18 @@ type entry struct {
 //
 // Two bounds, because the watermark and the work are decoupled (see "Flow" in the package doc): open counts the
 // requests not done (queued at their hosts, in flight, being reported), bounded by Config.MaxPending; the
-// entries tracked from the watermark to the newest read, done ones included, are bounded by
+// offsets tracked from the watermark to the newest read, done ones included, are bounded by
 // Config.MaxUncommitted. A request that is slow (or waits out a long Crawl-delay or a back-off) holds the
-// watermark, not the feed: the others are read, fetched and reported behind it until the second bound.
+// watermark, not the reading, until the second bound. A done entry is dropped at once (q[i] = nil); only its
+// offset stays (offs[i]), 16 bytes until the watermark passes it.
 type tracker struct {
 	mu         sync.Mutex
-	q          []*entry
-	head       int
+	q          []*entry    // the entries from the watermark on, nil once done
+	offs       []int64     // their offsets
+	head       int         // q[head] is the first entry after the watermark
+	base       int64       // the seq of q[0]
+	seq        int64       // the seq of the next entry added
+	part       int         // the feed partition (one per spider)
 	open       int         // entries not done
 	max        int         // bound on open
 	maxTracked int         // bound on len(q)-head
@@ -433,7 +438,11 @@ func (t *tracker) leased(fp string) bool {
 func (t *tracker) add(msg bus.Message) *entry {
 	e := &entry{msg: msg}
 	t.mu.Lock()
+	e.seq = t.seq
+	t.seq++
+	t.part = msg.Partition
 	t.q = append(t.q, e)
+	t.offs = append(t.offs, msg.Offset)
 	t.open++
 	t.mu.Unlock()
 	return e
@@ -448,22 +457,26 @@ func (t *tracker) done(e *entry) {
 		return
 	}
 	e.done = true
-	e.msg.Key, e.msg.Value = nil, nil
 	t.open--
+	if i := int(e.seq - t.base); i >= 0 && i < len(t.q) && t.q[i] == e {
+		t.q[i] = nil
+	}
 	if e.fp != "" {
 		if t.leases[e.fp] == e {
 			delete(t.leases, e.fp)
 		}
 		e.fp = ""
 	}
-	for t.head < len(t.q) && t.q[t.head].done {
-		t.last, t.pending = t.q[t.head].msg, true
-		t.q[t.head] = nil
+	for t.head < len(t.q) && t.q[t.head] == nil {
+		t.last, t.pending = bus.Message{Partition: t.part, Offset: t.offs[t.head]}, true
 		t.head++
 	}
 	if t.head > 1024 && t.head > len(t.q)/2 {
-		t.q = append(t.q[:0], t.q[t.head:]...)
-		clear(t.q[len(t.q):cap(t.q)]) // drop the moved pointers from the tail so the entries can be freed
+		n := copy(t.q, t.q[t.head:])
+		clear(t.q[n:]) // drop the moved pointers from the tail so the entries can be freed
+		t.q = t.q[:n]
+		t.offs = t.offs[:copy(t.offs, t.offs[t.head:])]
+		t.base += int64(t.head)
 		t.head = 0
 	}
 	t.mu.Unlock()
@@ -492,16 +505,6 @@ func (t *tracker) free() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return min(t.max-t.open, t.maxTracked-(len(t.q)-t.head))
-}
-
-// oldest returns the offset of the entry holding the watermark (the oldest not done) and whether there is one.
-func (t *tracker) oldest() (int64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.head >= len(t.q) {
-		return 0, false
-	}
-	return t.q[t.head].msg.Offset, true
 }
 
 func (t *tracker) toCommit() (bus.Message, bool) {

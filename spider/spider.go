@@ -390,6 +390,7 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 		s.tracker.done(e)
 		return
 	}
+	e.msg.Key, e.msg.Value = nil, nil // decoded: only the offset is needed from here on
 	it := &item{entry: e, req: req}
 	raw, err := url.Parse(req.URL)
 	if err == nil {

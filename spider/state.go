@@ -120,10 +120,10 @@ func (t *tracker) beyond() (after int64, done []int64, ok bool) {
 	if t.head >= len(t.q) {
 		return 0, nil, false
 	}
-	after = t.q[t.head].msg.Offset - 1
-	for _, e := range t.q[t.head:] {
-		if e.done {
-			done = append(done, e.msg.Offset)
+	after = t.offs[t.head] - 1
+	for i := t.head; i < len(t.q); i++ {
+		if t.q[i] == nil {
+			done = append(done, t.offs[i])
 		}
 	}
 	slices.Sort(done)
