@@ -21,6 +21,12 @@ type Config struct {
 	Dir string `mapstructure:"dir"`
 	// Sync fsyncs the WAL on every write, so a returned write survives a machine crash, not only kill -9.
 	Sync bool `mapstructure:"sync"`
+	// DeferSync (with Sync) commits the store's writes without an fsync of their own: each becomes durable
+	// with the next synced write to the same database, since Pebble writes one WAL in commit order, syncs it
+	// whole and recovers a prefix of it. Standalone mode sets it: its synced writes are the spiders' (their
+	// reports and feed commits through bus/pebblebus), the only ones a record outside the database depends
+	// on (see the package doc, "Durability").
+	DeferSync bool `mapstructure:"-"`
 	// CacheBytes is Pebble's block cache, which also holds the memtables (1/8 of it, at most 32 MiB each).
 	CacheBytes int64 `mapstructure:"cache_bytes"`
 	// ScoreBuckets is the resolution of the queue's score key part: scores in the same bucket are equals.
@@ -109,7 +115,7 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("pebblestore: open %s: %w", cfg.Dir, err)
 	}
 	d := &DB{db: pdb, cfg: cfg, fs: fs, log: log, wo: pebble.NoSync}
-	if cfg.Sync {
+	if cfg.Sync && !cfg.DeferSync {
 		d.wo = pebble.Sync
 	}
 	d.states = &States{d: d}

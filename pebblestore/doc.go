@@ -15,6 +15,19 @@
 // Every write is one Pebble batch, committed with a WAL fsync when Config.Sync is true (the default), so what
 // a call returned nil for survives kill -9 and a crash; the DB worker commits its Kafka offsets after that.
 //
+// # Durability
+//
+// With Config.DeferSync (standalone mode sets it) the batches are committed without an fsync of their own:
+// what a call returned nil for is durable once the next synced write to the same database returns. That is
+// enough wherever every party that relies on the write keeps its own records in the same database: Pebble
+// writes every batch to one WAL in commit order, an fsync makes the whole WAL written so far durable, and
+// recovery (after kill -9 or a power loss) replays a prefix of it, so a state found after a crash is one the
+// process passed through. In standalone mode the workers' offsets, queue rows, states and pages all live here
+// (bus/pebblebus); the synced writes are the spiders', whose journals and WARC files outside the database
+// depend on what they report (docs/reliability.md). Per round of the loop that is one fsync per spider report
+// batch and feed commit instead of one per write of every role (issue 21: the WAL's fdatasync was 28% of the
+// CPU of a slow crawl). BenchmarkDeferSync measures both ways.
+//
 // # Key layout
 //
 // One keyspace, a one-byte prefix per table, integers big-endian so that byte order is numeric order:

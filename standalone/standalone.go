@@ -204,6 +204,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	// One WAL orders every write below, so only the writes that something outside the database relies on
+	// need their own fsync: the spiders' (see bus/pebblebus, "Durability").
+	pcfg.DeferSync = true
 	db, err := pebblestore.Open(pcfg, log.With("component", "pebble"))
 	if err != nil {
 		return Summary{}, err
@@ -223,6 +226,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	bcfg.Partitions = map[bus.Stream]int{bus.SpiderLog: cfg.StrategyWorkers, bus.ScoringLog: 1, bus.SpiderFeed: cfg.Spiders}
 	bcfg.Groups[bus.SpiderLog] = append(bcfg.Groups[bus.SpiderLog], statsGroup)
 	bcfg.Sync = pcfg.Sync
+	bcfg.DeferSends = []bus.Stream{bus.ScoringLog, bus.SpiderFeed}
+	bcfg.DeferCommits = []bus.Stream{bus.SpiderLog, bus.ScoringLog}
 	b, err := pebblebus.Open(db.Pebble(), bcfg, log.With("component", "bus"))
 	if err != nil {
 		return Summary{}, err

@@ -31,6 +31,19 @@
 // pipeline, and the spider's reporter batches whatever accumulated while the previous fsync ran, so the
 // number of fsyncs per page stays well below one under load.
 //
+// Config.DeferSends and Config.DeferCommits name writes that skip their own fsync even with Sync: they are
+// durable once the next synced write to the database returns, because an fsync makes the whole WAL written
+// so far durable and recovery keeps a prefix of it. Standalone mode (package embedded) defers everything but
+// the spiders' writes: Sends to the spider log (a spider's report, its seeds) and Commits on the spider feed
+// stay synced, since the spider journals, archives and compacts its journal outside the database on the
+// strength of them (spider.DurableProducer); the scoring log's and the feed's Sends and the spider log's and
+// the scoring log's Commits are deferred, as are the stores' writes (pebblestore.Config.DeferSync). Every
+// consumer of those is in the same database, so a crash finds them as a prefix of what the process did,
+// consistent with each group's committed offset, and replays the rest; a deferred write a spider read
+// before a crash is durable before that spider reports anything that depends on it. It takes the fsyncs of a
+// round of the loop from one per write of every role (about ten) to one per spider report batch and feed
+// commit (BenchmarkRound).
+//
 // # Key layout
 //
 //	P 'm' stream partition:u32 offset:u64   → uvarint(len(key)) key value      (messages)

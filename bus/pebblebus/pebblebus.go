@@ -24,8 +24,15 @@ type Config struct {
 	Groups map[bus.Stream][]string
 	// Prefix is the first byte of every key the bus writes; no other user of the database may write under it.
 	Prefix byte
-	// Sync fsyncs Pebble's WAL before Send and Commit return (see the package doc).
+	// Sync fsyncs Pebble's WAL before Send and Commit return (see the package doc), except for the writes
+	// DeferSends and DeferCommits name.
 	Sync bool
+	// DeferSends and DeferCommits list the streams whose Sends, and whose consumers' Commits, are committed
+	// without an fsync of their own even with Sync: each becomes durable with the next synced write to the
+	// database (one WAL, synced whole, recovered as a prefix; see the package doc, "Durability"). A producer
+	// of a deferred stream is not Durable. Empty by default: every write synced.
+	DeferSends   []bus.Stream
+	DeferCommits []bus.Stream
 }
 
 // DefaultConfig returns one partition per stream, Frontera's groups, prefix 'B' and synced writes.
@@ -49,6 +56,11 @@ func (c Config) Validate() error {
 	for s := range c.Partitions {
 		if !slices.Contains(bus.Streams, s) {
 			errs = append(errs, fmt.Errorf("partitions: unknown stream %q", s))
+		}
+	}
+	for _, s := range append(slices.Clone(c.DeferSends), c.DeferCommits...) {
+		if !slices.Contains(bus.Streams, s) {
+			errs = append(errs, fmt.Errorf("defer: unknown stream %q", s))
 		}
 	}
 	for s, gs := range c.Groups {
@@ -86,6 +98,8 @@ type stream struct {
 	name bus.Stream
 	tag  byte
 	b    *Bus
+	// sendWO and commitWO are the write options of Send and Commit (Config.Sync, DeferSends, DeferCommits).
+	sendWO, commitWO *pebble.WriteOptions
 	// writeMu serialises appends, so that offsets are assigned in the order the batches are written.
 	writeMu sync.Mutex
 	// commitMu serialises commits, so that a range deletion is never written before the offsets it relies on.
@@ -152,6 +166,13 @@ func (st *stream) offsetKey(p int, group string) []byte {
 func (b *Bus) load(s bus.Stream) (*stream, error) {
 	n := b.cfg.Partitions[s]
 	st := &stream{name: s, tag: streamByte[s], b: b, changed: make(chan struct{}), committed: make(map[string]map[int]int64)}
+	st.sendWO, st.commitWO = b.wo, b.wo
+	if slices.Contains(b.cfg.DeferSends, s) {
+		st.sendWO = pebble.NoSync
+	}
+	if slices.Contains(b.cfg.DeferCommits, s) {
+		st.commitWO = pebble.NoSync
+	}
 	for _, g := range b.cfg.Groups[s] {
 		st.committed[g] = make(map[int]int64)
 	}
@@ -367,7 +388,7 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 		}
 		next[q]++
 	}
-	if err := batch.Commit(st.b.wo); err != nil {
+	if err := batch.Commit(st.sendWO); err != nil {
 		return fmt.Errorf("pebblebus: %s: write %d messages: %w", st.name, len(msgs), err)
 	}
 	st.mu.Lock()
@@ -380,8 +401,9 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 }
 
 // Durable reports whether Send returns only once its messages survive the process being killed: true with
-// Config.Sync (the spider then journals what it reported, see spider.DurableProducer).
-func (p *producer) Durable() bool { return p.st.b.cfg.Sync }
+// Config.Sync when the stream's Sends are not deferred (the spider then journals what it reported, see
+// spider.DurableProducer).
+func (p *producer) Durable() bool { return p.st.sendWO == pebble.Sync }
 
 func (p *producer) Close() error {
 	p.closed.Store(true)
@@ -621,7 +643,7 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	}
 	st.notifyLocked()
 	st.mu.Unlock()
-	if err := batch.Commit(st.b.wo); err != nil {
+	if err := batch.Commit(st.commitWO); err != nil {
 		return fmt.Errorf("pebblebus: %s: commit offsets of group %s: %w", st.name, c.group, err)
 	}
 	return nil

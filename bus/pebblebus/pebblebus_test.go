@@ -308,3 +308,64 @@ func (quietLogger) Errorf(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
+
+// TestDeferredWritesDurableWithNextSync crashes the database (only what was fsynced survives) around writes
+// deferred as embedded defers them: a deferred Send and Commit are lost by a crash before any synced write,
+// and survive one after the next synced write, which is what the spider's synced report guarantees for
+// everything it depends on.
+func TestDeferredWritesDurableWithNextSync(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DeferSends = []bus.Stream{bus.ScoringLog, bus.SpiderFeed}
+	cfg.DeferCommits = []bus.Stream{bus.SpiderLog, bus.ScoringLog}
+	fs := vfs.NewCrashableMem()
+	db := openDB(t, fs, "db")
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	logP, _ := b.Producer(ctx, bus.SpiderLog, nil)
+	scoreP, _ := b.Producer(ctx, bus.ScoringLog, nil)
+	if !logP.(*producer).Durable() || scoreP.(*producer).Durable() {
+		t.Fatalf("Durable: spider log %v, scoring log %v; want true, false", logP.(*producer).Durable(), scoreP.(*producer).Durable())
+	}
+	// A synced report, consumed and committed (deferred), then a deferred score.
+	if err := logP.Send(ctx, bus.Message{Value: []byte("report-1")}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := b.Consumer(ctx, bus.SpiderLog, "g", []int{0})
+	if err := c.Commit(ctx, fetchAll(t, c, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := scoreP.Send(ctx, bus.Message{Value: []byte("score-1")}); err != nil {
+		t.Fatal(err)
+	}
+	state := func(crashed *vfs.MemFS) (lag int64, scores int64) {
+		t.Helper()
+		cdb := openDB(t, crashed, "db")
+		cb, err := Open(cdb, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cb.Close(); _ = cdb.Close() }()
+		l, _ := cb.Lag(ctx, bus.SpiderLog, "g")
+		s, _ := cb.Lag(ctx, bus.ScoringLog, "never-committed")
+		return l[0], s[0]
+	}
+	noUnsynced := vfs.CrashCloneCfg{UnsyncedDataPercent: 0}
+	if lag, scores := state(fs.CrashClone(noUnsynced)); lag != 1 || scores != 0 {
+		t.Fatalf("crash before a synced write: spider-log lag %d, scoring-log messages %d; want 1 (commit lost), 0 (score lost)", lag, scores)
+	}
+	// The next synced write makes both durable.
+	if err := logP.Send(ctx, bus.Message{Value: []byte("report-2")}); err != nil {
+		t.Fatal(err)
+	}
+	if lag, scores := state(fs.CrashClone(noUnsynced)); lag != 1 || scores != 1 {
+		t.Fatalf("crash after a synced write: spider-log lag %d, scoring-log messages %d; want 1 (report-2 only), 1", lag, scores)
+	}
+	_ = c.Close()
+	_ = logP.Close()
+	_ = scoreP.Close()
+	_ = b.Close()
+	_ = db.Close()
+}
