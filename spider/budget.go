@@ -127,17 +127,26 @@ const sniffLen = 512
 // bodyBuffer receives a response body. It keeps the body in memory, reserved from the budget, up to the spill
 // threshold; past it, or when the budget refuses more, it moves the body to a temporary file in dir and writes
 // the rest there, holding no memory for it. head keeps the first bytes for content sniffing either way.
+//
+// With stream set (nothing reads the body after the fetch: see Config.SpillBytes), it does not spill: the
+// first Write past the threshold keeps its bytes in pending and fails with errStreamBody, and the caller reads
+// the rest of the body straight into the link parser and the digest (fetcher.streamBody).
 type bodyBuffer struct {
 	ctx       context.Context
 	budget    *byteBudget
 	threshold int64
 	dir       string
+	stream    bool
 	buf       []byte
+	pending   []byte // stream mode: the Write that crossed the threshold
 	reserved  int64
 	file      *os.File
 	n         int64 // bytes written
 	head      []byte
 }
+
+// errStreamBody ends a stream-mode bodyBuffer's io.Copy at the threshold (see bodyBuffer).
+var errStreamBody = errors.New("spider: body past the spill threshold, to be streamed")
 
 func (w *bodyBuffer) Write(p []byte) (int, error) {
 	if len(w.head) < sniffLen {
@@ -147,9 +156,12 @@ func (w *bodyBuffer) Write(p []byte) (int, error) {
 	if w.file != nil {
 		return w.file.Write(p)
 	}
+	if w.pending != nil {
+		return 0, errStreamBody
+	}
 	size := int64(len(w.buf) + len(p))
 	if size > w.threshold {
-		return len(p), w.spill(p)
+		return w.overflow(p)
 	}
 	if need := size - w.reserved; need > 0 {
 		grow := (need + bodyGrain - 1) / bodyGrain * bodyGrain
@@ -162,16 +174,26 @@ func (w *bodyBuffer) Write(p []byte) (int, error) {
 			}
 			w.reserved = got
 			if got < need { // the whole budget is smaller than this body: keep it on disk
-				return len(p), w.spill(p)
+				return w.overflow(p)
 			}
 		case w.budget.tryAcquire(grow):
 			w.reserved += grow
 		default:
-			return len(p), w.spill(p) // never wait while holding memory: spill instead
+			return w.overflow(p) // never wait while holding memory: spill instead
 		}
 	}
 	w.buf = append(w.buf, p...)
 	return len(p), nil
+}
+
+// overflow is where a body stops fitting in memory: it spills, or in stream mode keeps p aside and stops
+// the copy.
+func (w *bodyBuffer) overflow(p []byte) (int, error) {
+	if !w.stream {
+		return len(p), w.spill(p)
+	}
+	w.pending = append(make([]byte, 0, len(p)), p...)
+	return len(p), errStreamBody
 }
 
 // spill moves the body so far, and p, to a new temporary file and releases the memory reservation.
@@ -236,6 +258,14 @@ func (f *Fetched) loadBody(ctx context.Context) error {
 	f.spill = nil
 	f.Body = body
 	return nil
+}
+
+// contentDigest is the hex SHA-1 of the (decoded) body: computed while it streamed in, or now.
+func (f *Fetched) contentDigest() string {
+	if f.digestHex != "" {
+		return f.digestHex
+	}
+	return bodyDigest(f.Body)
 }
 
 // releaseBody frees the body's memory reservation and spill file. The handler has returned by then; a

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/spider/links"
 )
 
 func TestByteBudget(t *testing.T) {
@@ -233,3 +236,141 @@ func mustParse(t *testing.T, raw string) *url.URL {
 }
 
 func reqFor(u string) *frontier.Request { return &frontier.Request{URL: u} }
+
+// largeHTML is an HTML page of about size bytes with links at its start, middle and end.
+func largeHTML(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<html><head><title>t</title></head><body><a href="/first">first</a>` + "\n")
+	for i := 0; b.Len() < size-100; i++ {
+		if i%500 == 0 {
+			fmt.Fprintf(&b, `<p><a href="/p%d">page %d</a></p>`+"\n", i, i)
+			continue
+		}
+		b.WriteString("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n")
+	}
+	b.WriteString(`<a href="http://other.test/last">last</a></body></html>` + "\n")
+	return b.Bytes()
+}
+
+// TestStreamedBody: with nothing reading bodies after the fetch (stream mode), a body past the spill
+// threshold is parsed and digested as it arrives and not kept, and gives the links, digest and truncation
+// that the spilled body read back gives.
+func TestStreamedBody(t *testing.T) {
+	page := largeHTML(300 << 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/text":
+			w.Header().Set("Content-Type", "text/plain")
+		case "/missing":
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		}
+		_, _ = w.Write(page)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name       string
+		path       string
+		max, spill int64
+		streamed   bool // not kept: links and digest computed on the way
+		links      bool
+	}{
+		{"small, in memory", "/page", 1 << 20, 1 << 20, false, true},
+		{"large, streamed", "/page", 1 << 20, 16 << 10, true, true},
+		{"large, streamed, truncated", "/page", 100 << 10, 16 << 10, true, true},
+		{"large, truncated below the threshold", "/page", 8 << 10, 16 << 10, false, true},
+		{"large text, streamed", "/text", 1 << 20, 16 << 10, true, false},
+		{"large 404, streamed", "/missing", 1 << 20, 16 << 10, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.MaxBodyBytes, cfg.SpillBytes, cfg.BodyBudgetBytes = tc.max, tc.spill, 4<<20
+			f := newFetcher(cfg, http.DefaultTransport, false)
+			f.budget, f.spillDir, f.streamLarge = newByteBudget(cfg.BodyBudgetBytes), t.TempDir(), true
+			u := mustParse(t, srv.URL+tc.path)
+			out, err := f.fetch(t.Context(), reqFor(u.String()), u, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.releaseBody()
+			if err := out.loadBody(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			want := page[:min(int64(len(page)), tc.max)]
+			if out.Truncated != (int64(len(page)) > tc.max) {
+				t.Errorf("truncated %v, want %v", out.Truncated, !out.Truncated)
+			}
+			if got := out.contentDigest(); got != bodyDigest(want) {
+				t.Errorf("digest %s, want %s", got, bodyDigest(want))
+			}
+			if f.budget.spills.Load() != 0 {
+				t.Errorf("%d spills, want none in stream mode", f.budget.spills.Load())
+			}
+			if tc.streamed {
+				if out.Body != nil || out.linksDone != tc.links {
+					t.Errorf("streamed: body of %d bytes kept, links extracted %v; want none kept, %v", len(out.Body), out.linksDone, tc.links)
+				}
+			} else if !bytes.Equal(out.Body, want) || out.linksDone {
+				t.Errorf("in memory: body %d bytes, links extracted %v; want %d, false", len(out.Body), out.linksDone, len(want))
+			}
+			if tc.links {
+				got := out.Links
+				if !out.linksDone {
+					got = links.Extract(u, out.Body, links.Options{MaxLinks: cfg.MaxLinksPerPage})
+				}
+				wantLinks := links.Extract(u, want, links.Options{MaxLinks: cfg.MaxLinksPerPage})
+				if len(wantLinks) < 2 || !reflect.DeepEqual(got, wantLinks) {
+					t.Errorf("links: %d, want %d (%v)", len(got), len(wantLinks), got)
+				}
+			}
+			out.releaseBody()
+			if f.budget.inUse() != 0 {
+				t.Errorf("%d bytes still reserved after release", f.budget.inUse())
+			}
+		})
+	}
+}
+
+// BenchmarkLargeBody is what a large HTML body costs from the response to its links and digest: spilled
+// past the threshold, read back and parsed (a handler reads bodies), or parsed and digested as it streams in
+// (nothing reads bodies: stream mode); and a small body, read into memory.
+//
+//	go test -run XXX -bench BenchmarkLargeBody -benchtime 20x ./spider/
+func BenchmarkLargeBody(b *testing.B) {
+	u, _ := url.Parse("http://h.test/big")
+	for _, bc := range []struct {
+		size   int
+		stream bool
+	}{{8 << 10, false}, {8 << 20, false}, {8 << 20, true}} {
+		page, stream := largeHTML(bc.size), bc.stream
+		b.Run(fmt.Sprintf("body=%dKiB/%s", bc.size>>10, map[bool]string{false: "spill+load", true: "stream"}[stream]), func(b *testing.B) {
+			b.ReportAllocs()
+			cfg := DefaultConfig()
+			f := newFetcher(cfg, http.DefaultTransport, false)
+			f.budget, f.spillDir, f.streamLarge = newByteBudget(cfg.BodyBudgetBytes), b.TempDir(), stream
+			b.SetBytes(int64(len(page)))
+			nLinks := 0
+			for b.Loop() {
+				resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}},
+					Body: io.NopCloser(bytes.NewReader(page))}
+				out := &Fetched{URL: u.String()}
+				if _, err := f.readBody(b.Context(), resp, out); err != nil {
+					b.Fatal(err)
+				}
+				if err := out.loadBody(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				if !out.linksDone {
+					out.Links = links.Extract(u, out.Body, links.Options{MaxLinks: cfg.MaxLinksPerPage})
+				}
+				_ = out.contentDigest()
+				nLinks += len(out.Links)
+				out.releaseBody()
+			}
+			b.ReportMetric(float64(nLinks)/float64(b.N), "links/op")
+			b.ReportMetric(float64(f.budget.spills.Load())/float64(b.N), "spills/op")
+		})
+	}
+}

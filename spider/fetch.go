@@ -5,8 +5,11 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"net"
@@ -33,6 +36,10 @@ type fetcher struct {
 	// cfg.SpillBytes, or refused by the budget, go to a temporary file in spillDir.
 	budget   *byteBudget
 	spillDir string
+	// streamLarge: nothing reads a body after the fetch (no response handler, or one that ignores bodies,
+	// and no send_body), so a body past cfg.SpillBytes is parsed and digested as it streams in and not kept
+	// (streamBody) instead of spilled and read back.
+	streamLarge bool
 }
 
 func newTransport(cfg Config, deps Deps) *http.Transport {
@@ -288,8 +295,12 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetche
 		out.Body = b
 		return b, nil
 	}
-	w := &bodyBuffer{ctx: ctx, budget: f.budget, threshold: f.cfg.SpillBytes, dir: f.spillDir}
-	_, err := io.Copy(w, io.LimitReader(dec, limit+1))
+	w := &bodyBuffer{ctx: ctx, budget: f.budget, threshold: f.cfg.SpillBytes, dir: f.spillDir, stream: f.streamLarge}
+	lr := io.LimitReader(dec, limit+1)
+	_, err := io.Copy(w, lr)
+	if errors.Is(err, errStreamBody) {
+		err = f.streamBody(w, lr, resp, out)
+	}
 	out.WireBytes = wire.n
 	if err != nil {
 		w.discard()
@@ -302,6 +313,10 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetche
 		}
 		return nil, readErr(err)
 	}
+	if w.pending != nil { // streamed: out has its links, digest and size; nothing is kept
+		w.discard()
+		return w.head, nil
+	}
 	if w.n > limit {
 		out.Truncated = true
 		if w.file != nil {
@@ -312,6 +327,55 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetche
 	}
 	w.finish(out)
 	return w.head, nil
+}
+
+// streamBody reads the rest of a body that crossed the spill threshold in stream mode (bodyBuffer): the
+// bytes w holds, then lr, through the SHA-1 of the digest and, for a 2xx HTML page, the link parser, keeping
+// none of it. Parsing while the body arrives costs what parsing it afterwards would, and saves writing it to
+// a file, reading it back into a buffer of its size and collecting that buffer. out gets the links (even
+// none: Fetched.linksDone), the digest and Truncated.
+func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, out *Fetched) error {
+	limit := f.cfg.MaxBodyBytes
+	hr := &digestReader{r: io.MultiReader(bytes.NewReader(w.buf), bytes.NewReader(w.pending), lr), h: sha1.New()}
+	body := io.LimitReader(hr, limit)
+	if _, html := contentType(resp.Header.Get("Content-Type"), w.head); html && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if u, err := url.Parse(out.URL); err == nil {
+			out.Links = links.ExtractReader(u, body, links.Options{MaxLinks: f.cfg.MaxLinksPerPage})
+			out.linksDone = true
+		}
+	}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return err
+	}
+	if hr.err != nil {
+		return hr.err // a read error the parser took for the page's end
+	}
+	out.digestHex = hex.EncodeToString(hr.h.Sum(nil))
+	if hr.n == limit { // one byte more means the response was longer than MaxBodyBytes
+		var one [1]byte
+		if k, _ := io.ReadFull(hr.r, one[:]); k > 0 {
+			out.Truncated = true
+		}
+	}
+	return nil
+}
+
+// digestReader hashes and counts what is read through it and remembers the first read error.
+type digestReader struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	err error
+}
+
+func (d *digestReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.h.Write(p[:n])
+	d.n += int64(n)
+	if err != nil && err != io.EOF && d.err == nil {
+		d.err = err
+	}
+	return n, err
 }
 
 func isNetErr(err error) bool {

@@ -29,6 +29,28 @@ type Flusher interface {
 	Flush() error
 }
 
+// BodyIgnorer is an optional capability of a ResponseHandler that never reads Fetched.Body (it counts or
+// records what was fetched, it archives nothing). With one, or with no handler, and Config.SendBody off, a
+// body past Config.SpillBytes is parsed for links and digested as it streams in and then dropped, instead of
+// spilled to a file and read back: the handler sees it with Body nil. The WARC handler (spider/archive)
+// reads the body and is not one.
+type BodyIgnorer interface {
+	IgnoresBody() bool
+}
+
+// bodiesUnread reports whether nothing reads a response body once the fetch has parsed it: no handler, or
+// one that ignores bodies, and no send_body.
+func bodiesUnread(h ResponseHandler, cfg Config) bool {
+	if cfg.SendBody {
+		return false
+	}
+	if h == nil {
+		return true
+	}
+	bi, ok := h.(BodyIgnorer)
+	return ok && bi.IgnoresBody()
+}
+
 // HandlerFunc adapts a function to ResponseHandler.
 type HandlerFunc func(ctx context.Context, r *Fetched) error
 
@@ -70,6 +92,11 @@ type Fetched struct {
 	RemoteAddr string
 	// Start is when the first request of the chain was sent, End when the last body byte was read.
 	Start, End time.Time
+
+	// linksDone: Links were extracted while the body streamed in (its bytes are not kept); digestHex is
+	// the body's SHA-1 computed then (see fetcher.streamBody).
+	linksDone bool
+	digestHex string
 
 	// The body's share of the memory budget (Config.BodyBudgetBytes), and its spill file while it is on disk.
 	budget    *byteBudget

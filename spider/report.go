@@ -55,7 +55,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		s.m.truncated.Inc()
 	}
 	final, _ := url.Parse(f.URL)
-	if f.HTML && f.Status >= 200 && f.Status < 300 && final != nil {
+	if f.HTML && !f.linksDone && f.Status >= 200 && f.Status < 300 && final != nil {
 		f.Links = links.Extract(final, f.Body, links.Options{MaxLinks: s.cfg.MaxLinksPerPage})
 	}
 	if s.deps.Handler != nil {
@@ -70,7 +70,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		page.Meta.Set(MetaKeyTruncated, true)
 	}
 	if f.Status >= 200 && f.Status < 300 {
-		page.SetMetaDigest(bodyDigest(f.Body)) // revisit policies compare it with the last fetch's
+		page.SetMetaDigest(f.contentDigest()) // revisit policies compare it with the last fetch's
 	}
 	resp := &frontier.Response{URL: req.URL, Status: f.Status, Headers: toHeaders(f.Header), Request: page}
 	if s.cfg.SendBody {

@@ -177,6 +177,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 	s.fetcher = newFetcher(cfg, rt, false)
 	s.fetcher.budget = newByteBudget(cfg.BodyBudgetBytes)
 	s.fetcher.spillDir = spillDir(cfg.StateDir)
+	s.fetcher.streamLarge = bodiesUnread(deps.Handler, cfg)
 	registerBudgetMetrics(deps.Registerer, s.fetcher.budget)
 	rcfg := cfg
 	rcfg.MaxBodyBytes, rcfg.MaxRedirects = robotsMaxBytes, 5 // RFC 9309: follow at least five redirects

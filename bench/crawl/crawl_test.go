@@ -92,6 +92,10 @@ type lastPage struct {
 	last atomic.Int64 // unix nanos
 }
 
+// IgnoresBody: it reads no body, like cmd/standalone without a WARC archive (no handler), so large bodies
+// are parsed as they stream in (spider.BodyIgnorer).
+func (l *lastPage) IgnoresBody() bool { return true }
+
 func (l *lastPage) HandleResponse(context.Context, *spider.Fetched) error {
 	l.n.Add(1)
 	l.last.Store(time.Now().UnixNano())

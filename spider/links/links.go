@@ -28,11 +28,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/frontiercrawl/frontier/identity"
+	"io"
 	"net/url"
 	"strings"
 
 	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/identity"
 	"golang.org/x/net/html"
 )
 
@@ -70,13 +71,20 @@ type raw struct {
 // (see Resolve) and without duplicates (the first occurrence wins). Links that do not resolve are skipped.
 // It never fails on bad HTML: the tokenizer recovers as browsers do.
 func Extract(pageURL *url.URL, body []byte, opts Options) []frontier.Link {
+	return ExtractReader(pageURL, bytes.NewReader(body), opts)
+}
+
+// ExtractReader is Extract over a body read from r as it arrives (the spider parses a large body while it
+// streams in, instead of keeping it). It reads until the page ends, r fails or opts.MaxLinks links are
+// found, whichever comes first; a read error ends the page like its end.
+func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link {
 	if opts.MaxLinks <= 0 {
 		opts.MaxLinks = DefaultMaxLinks
 	}
 	if opts.MaxTextBytes <= 0 {
 		opts.MaxTextBytes = DefaultMaxTextBytes
 	}
-	z := html.NewTokenizer(bytes.NewReader(body))
+	z := html.NewTokenizer(r)
 	var (
 		found       []raw
 		baseHref    string
