@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/andybalholm/brotli"
@@ -297,7 +298,9 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetche
 	}
 	w := &bodyBuffer{ctx: ctx, budget: f.budget, threshold: f.cfg.SpillBytes, dir: f.spillDir, stream: f.streamLarge}
 	lr := io.LimitReader(dec, limit+1)
-	_, err := io.Copy(w, lr)
+	buf := copyBufs.Get().(*[]byte)
+	_, err := io.CopyBuffer(w, lr, *buf) // io.Copy would allocate 32 KiB per response
+	copyBufs.Put(buf)
 	if errors.Is(err, errStreamBody) {
 		err = f.streamBody(w, lr, resp, out)
 	}
@@ -359,6 +362,9 @@ func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, o
 	}
 	return nil
 }
+
+// copyBufs are readBody's copy buffers.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // digestReader hashes and counts what is read through it and remembers the first read error.
 type digestReader struct {
