@@ -64,6 +64,8 @@ type Config struct {
 	// has no room) the body goes to a temporary file, unlinked at once, in StateDir (the system's temporary
 	// directory when StateDir is ""), and comes back into memory, under the budget, only to be parsed and
 	// handed to the handler. Default 64 KiB (Heritrix keeps 64 KB per fetch in memory and spills the rest).
+	// When nothing reads bodies after the fetch, the rest is parsed as it streams in instead (see the package
+	// doc, "Memory").
 	SpillBytes int64 `mapstructure:"spill_bytes"`
 	// MaxRedirects is the longest redirect chain: the hop that would make it longer is reported as
 	// TooManyRedirects. Default 20 (Scrapy's REDIRECT_MAX_TIMES).
