@@ -345,6 +345,24 @@ func Ping(ctx context.Context, brokers []string) error {
 	return nil
 }
 
+// DeleteTopics deletes topics (a test run's own, when it ends, so that a long-lived broker does not gather
+// them); a topic that does not exist is no error. The error names every topic the broker did not delete.
+func DeleteTopics(ctx context.Context, brokers []string, topics []string) error {
+	client, closeClient := newAdminClient(brokers)
+	defer closeClient()
+	resp, err := client.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: topics})
+	if err != nil {
+		return fmt.Errorf("kafkabus: delete topics %s: %w", strings.Join(topics, ", "), err)
+	}
+	var errs []error
+	for _, t := range topics {
+		if err := resp.Errors[t]; err != nil && !errors.Is(err, kafka.UnknownTopicOrPartition) {
+			errs = append(errs, fmt.Errorf("kafkabus: delete topic %s: %w", t, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // newAdminClient returns a client with its own transport, and the func that closes the transport's
 // connections (so no goroutine outlives the call).
 func newAdminClient(brokers []string) (*kafka.Client, func()) {

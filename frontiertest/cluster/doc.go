@@ -2,8 +2,9 @@
 // (deploy/up; FRONTIER_TEST_KAFKA, FRONTIER_TEST_HBASE): e2e, bench/crawl and frontierctl's integration
 // tests all build on it, so that the cluster is assembled for tests in one place.
 //
-//   - New gives a test topics and tables of its own, named after the run and created at once; the tables are
-//     dropped at the test's end (t.Cleanup), as franz-go's tmpTopic and Prometheus's teststorage.New do.
+//   - New gives a test topics and tables of its own, named after the run and created at once; the topics are
+//     deleted and the tables dropped at the test's end (t.Cleanup), as franz-go's tmpTopic and Prometheus's
+//     teststorage.New do.
 //     Env.YAML and Env.Sets name them for the role binaries and frontierctl.
 //   - Start runs the roles (DB workers, strategy workers, spiders) as goroutines of the test process; Procs runs
 //     processes (the role binaries that Build builds, the standalone binary, Python's Frontera) and watches

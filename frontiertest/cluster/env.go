@@ -38,8 +38,9 @@ type Env struct {
 
 // New creates the topics and tables of a run named prefix followed by a number, on the servers that
 // FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE name (the test is skipped when they are unset, and fails under
-// CI=true). The tables are dropped when the test ends, with a client of their own, so that they go even when
-// the test restarted HBase. The topics stay: they are small, and unique to the run.
+// CI=true). The tables are dropped and the topics deleted when the test ends, each with a client of its own,
+// so that they go even when the test restarted a server, and repeated runs leave nothing on a long-lived
+// broker or gateway.
 func New(tb testing.TB, prefix string, p Partitions) *Env {
 	tb.Helper()
 	hbaseAddr := frontiertest.Server(tb, "FRONTIER_TEST_HBASE")
@@ -66,7 +67,8 @@ func New(tb testing.TB, prefix string, p Partitions) *Env {
 	return e
 }
 
-// Topics is New without HBase: the run's topics only, on the Kafka that FRONTIER_TEST_KAFKA names.
+// Topics is New without HBase: the run's topics only, on the Kafka that FRONTIER_TEST_KAFKA names. They are
+// deleted when the test ends.
 func Topics(tb testing.TB, prefix string, p Partitions) *Env {
 	tb.Helper()
 	kafkaAddr := frontiertest.Server(tb, "FRONTIER_TEST_KAFKA")
@@ -85,9 +87,22 @@ func Topics(tb testing.TB, prefix string, p Partitions) *Env {
 	return e
 }
 
-// CreateTopics creates more topics on the run's Kafka (e.g. one a foreign program needs).
+// CreateTopics creates more topics on the run's Kafka (e.g. one a foreign program needs); like the run's
+// own, they are deleted when the test ends (registered before they are created, so that a creation that
+// failed halfway leaves nothing either).
 func (e *Env) CreateTopics(tb testing.TB, specs ...kafkabus.TopicSpec) {
 	tb.Helper()
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := kafkabus.DeleteTopics(ctx, e.Kafka.Brokers, names); err != nil {
+			tb.Logf("delete topics: %v", err)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := kafkabus.EnsureTopics(ctx, e.Kafka.Brokers, specs); err != nil {
