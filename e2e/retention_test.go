@@ -16,6 +16,7 @@ import (
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/bustest"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/frontiertest"
@@ -61,22 +62,7 @@ func TestStrategyWorkerPastRetention(t *testing.T) {
 		}
 	}
 	out.Close()
-	in, err := b.Consumer(ctx, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []bus.Message
-	for len(got) < 3 {
-		ms, err := in.Fetch(ctx, 3-len(got))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, ms...)
-	}
-	if err := in.Commit(ctx, got); err != nil {
-		t.Fatal(err)
-	}
-	in.Close()
+	bustest.ConsumeAndCommit(t, ctx, b, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{0}, 3)
 	// Retention deletes offsets 0-6 (DeleteRecords: what retention does, at once).
 	deleteRecordsBelow(t, ctx, env.Kafka.Brokers, env.Kafka.SpiderLog.Topic, 7)
 

@@ -613,3 +613,28 @@ func sameSet(a, b []bus.Message) bool {
 	}
 	return true
 }
+
+// ConsumeAndCommit is a group that has read and confirmed the first n messages of stream s: it opens a
+// consumer of group on parts, fetches until it holds n messages, commits them and closes the consumer. It
+// returns the messages and fails the test on any error. Tests that need a committed offset to start from (a
+// retention or loss test) share it.
+func ConsumeAndCommit(t testing.TB, ctx context.Context, b bus.Bus, s bus.Stream, group string, parts []int, n int) []bus.Message {
+	t.Helper()
+	c, err := b.Consumer(ctx, s, group, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []bus.Message
+	for len(got) < n {
+		ms, err := c.Fetch(ctx, n-len(got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ms...)
+	}
+	if err := c.Commit(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}

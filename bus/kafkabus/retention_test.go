@@ -10,12 +10,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	kafka "github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/bustest"
 )
 
 // deleteRecords moves the log start offset of topic's partition to offset with the DeleteRecords API (what
@@ -69,9 +69,8 @@ func testOffsetLost(t *testing.T, brokers []string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		topics := []string{b.cfg.SpiderLog.Topic, b.cfg.ScoringLog.Topic, b.cfg.SpiderFeed.Topic}
-		if _, err := b.client.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: topics}); err != nil {
-			t.Logf("delete topics %v: %v", topics, err)
+		if err := DeleteTopics(ctx, brokers, []string{b.cfg.SpiderLog.Topic, b.cfg.ScoringLog.Topic, b.cfg.SpiderFeed.Topic}); err != nil {
+			t.Log(err)
 		}
 	})
 	// The topic's own retention, set on the existing topic (what frontierctl topics does to a topic made
@@ -100,22 +99,7 @@ func testOffsetLost(t *testing.T, brokers []string) {
 	}
 	p.Close()
 	const group = "retention-test"
-	c, err := b.Consumer(ctx, bus.SpiderLog, group, []int{0, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []bus.Message
-	for len(got) < 3 {
-		msgs, err := c.Fetch(ctx, 3-len(got))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, msgs...)
-	}
-	if err := c.Commit(ctx, got); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
+	bustest.ConsumeAndCommit(t, ctx, b, bus.SpiderLog, group, []int{0, 1}, 3)
 
 	deleteRecords(t, ctx, brokers, topic, 1, 7)
 
@@ -126,7 +110,7 @@ func testOffsetLost(t *testing.T, brokers []string) {
 	if len(losses) != 1 || losses[0] != (Loss{Partition: 1, Committed: 3, LogStart: 7}) {
 		t.Fatalf("Losses = %+v, want partition 1 committed 3 log start 7", losses)
 	}
-	c, err = b.Consumer(ctx, bus.SpiderLog, group, []int{0, 1})
+	c, err := b.Consumer(ctx, bus.SpiderLog, group, []int{0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
