@@ -129,8 +129,13 @@
 //     cut differently (its id changes), every read would sum the deltas, and old deltas need a compaction that
 //     is itself a read-modify-write. Counts derived from the states on replay would need a scan.
 //
-// The cost: two round trips per row written instead of one, and contention between processes writing one row
-// (frontier_hbase_counter_conflicts_total); within a process, writes to a row take turns. The marks are a few
+// The cost: one round trip per row written, like an increment, when the writing Domains wrote the row last (it
+// keeps the row's counter, version and marks from its last write and conditions the check-and-put on that
+// version; the usual case, since a strategy worker owns its hosts' rows); two (a get, then the check-and-put)
+// for a row it has not seen or that another process writes too (a failed cached check marks the row, which is
+// then read before each write). BenchmarkIntegrationCounterWrite (bench/results/hbase.md) measures both.
+// Contention between processes writing one row counts in frontier_hbase_counter_conflicts_total; within a
+// process, writes to a row take turns. The marks are a few
 // columns per row (one per spider-log partition that counted into it; one per process for plain Add, whose
 // Seq is a per-process call number). A row an increment wrote (no version column) is taken over as is.
 //
