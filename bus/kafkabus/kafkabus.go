@@ -194,7 +194,7 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 				return permanent{fmt.Errorf("topic %q does not exist on %s (create it with deploy/kafka-topics.sh): %w", sc.Topic, b.addr, po.Error)}
 			}
 			if po.Error != nil {
-				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, po.Error)
+				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, offsetsError(po.Error))
 			}
 		}
 		return nil
@@ -225,6 +225,24 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 	}
 	return out, nil
 }
+
+// offsetsError is the error of one partition in a ListOffsets answer. kafka-go sends ListOffsets as one request
+// per partition and offset, and when some of them fail on the wire while others succeed (a connection reset or
+// an i/o timeout: a broker restarting, a process resumed after SIGSTOP with stale connections) it reports their
+// partitions with error code -1, Unknown, instead of the transport error. That is an outage like any other, so
+// Unknown in a ListOffsets answer is retried (a DB worker resumed after SIGSTOP exited on it, reading its feed
+// lag); every other code keeps its meaning.
+func offsetsError(err error) error {
+	if errors.Is(err, kafka.Unknown) {
+		return offsetsUnknown{err}
+	}
+	return err
+}
+
+// offsetsUnknown marks a ListOffsets partition error that retry retries (see offsetsError).
+type offsetsUnknown struct{ error }
+
+func (e offsetsUnknown) Unwrap() error { return e.error }
 
 // retry calls fn until it succeeds, returns an error that is not retriable (see retriable), or ctx ends, with
 // the consumer's backoff (exponential, jittered, capped at RetryBackoffMax) between tries: a broker restart of

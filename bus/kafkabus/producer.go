@@ -202,6 +202,10 @@ func retriable(err error) bool {
 	if errors.As(err, &perm) {
 		return false
 	}
+	var ou offsetsUnknown
+	if errors.As(err, &ou) {
+		return true
+	}
 	var ke kafka.Error
 	if errors.As(err, &ke) {
 		// A broker that is starting (or stopping) answers Broker Not Available, and a replica that is not

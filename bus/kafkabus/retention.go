@@ -73,7 +73,7 @@ func (b *Bus) Losses(ctx context.Context, s bus.Stream, group string) ([]Loss, e
 				return permanent{fmt.Errorf("topic %q does not exist on %s: %w", sc.Topic, b.addr, po.Error)}
 			}
 			if po.Error != nil {
-				return fmt.Errorf("partition %d: %w", po.Partition, po.Error)
+				return fmt.Errorf("partition %d: %w", po.Partition, offsetsError(po.Error))
 			}
 			first[po.Partition] = po.FirstOffset
 		}
