@@ -10,9 +10,11 @@
 #   4. integration tests: go test -tags integration ./... with FRONTIER_TEST_* set (deploy/env); among them
 #      e2e TestDemo runs the README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails
 #      the demo site's ground-truth check
-#   5. the fault suite (e2e TestFaults, about 5 minutes): a crawl by the role binaries while Kafka and HBase
-#      are restarted; it restarts the servers of step 3 when this run started both, or else a pair of its own
-#      on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT), stopped afterwards
+#   5. the fault suite (e2e TestFaults, about 8 minutes): one crawl by the role binaries through a SIGKILL of
+#      each role, a Kafka restart and HBase outages of 10, 40 and 90 s, in an order and at moments drawn from a
+#      seed it logs (FRONTIER_FAULT_SEED=N replays them); it restarts the servers of step 3 when this run
+#      started both, or else a pair of its own on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT),
+#      stopped afterwards
 #   6. stops the servers it started, also on failure or interrupt; servers that were already running
 #      are left running
 #

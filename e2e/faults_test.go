@@ -26,25 +26,34 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 )
 
-// TestFaults is the fault suite: a crawl of the synthetic web by the cluster's own binaries (2 spiders, 2
-// strategy workers, 2 DB workers started at once, each a process), over a Kafka and an HBase that the test
-// stops and starts with deploy/down and deploy/up. During the crawl, one after the other, it
+// TestFaults is the fault suite: one crawl of an adversarial synthetic web by the cluster's own binaries (2
+// spiders, 2 strategy workers, 2 DB workers started at once, each a process), over a Kafka and an HBase that
+// the test stops and starts with deploy/down and deploy/up. During the crawl, one after the other, in an order
+// and at moments drawn from a seeded random generator, it
 //
-//   - kills spider 0 with SIGKILL and starts it again,
-//   - kills strategy worker 1 with SIGKILL and starts it again,
-//   - kills DB worker A with SIGKILL (B takes its partitions over), and starts it again,
+//   - kills a spider with SIGKILL and starts it again,
+//   - kills a strategy worker with SIGKILL and starts it again,
+//   - kills a DB worker with SIGKILL (the other takes its partitions over), and starts it again,
 //   - restarts the Kafka broker,
-//   - stops HBase and its Thrift gateway for more than 60 s, then starts them again,
-//   - stops them again at a random moment (mid-batch, not between batches), waits 10 s, starts them again,
+//   - stops HBase and its Thrift gateway three times, for 10 s, 40 s and 90 s, then starts them again.
 //
-// and checks that every reachable page was fetched, that no process exited but those it killed, and that the
-// pages fetched twice after each fault are at most what was in flight. It logs, per fault, the duplicates and
-// the time to recover (until every process answers /readyz and a page is fetched again). The spiders archive
-// what they fetch (warc.dir): after the crawl, every page the site served with a 2xx is in the archive, read
-// with warcio, and no file keeps its ".open" name (the killed spider's is recovered when it starts again);
-// and the crawl counters the DB workers keep (page_crawled and request_error totals) equal the messages on the
-// spider log, each counted once through the faults.
-// The random moments come from FRONTIER_TEST_FAULTS_SEED when set, else from the clock; the seed is logged.
+// Each fault begins at a random share of the crawl and a random delay after it, so it cuts batches in the
+// middle rather than between them. After each, no process may have exited but the one the test killed. At the
+// end, every reachable page was fetched, every scheduled URL is crawled, failed with its reason or queued
+// (cluster.WaitIdle), and the pages fetched twice after each fault are at most what was in flight. It logs, per
+// fault, the duplicates and the time to recover (until every process answers /readyz and a page is fetched
+// again). The spiders archive what they fetch (warc.dir): after the crawl, every page the site served with a
+// 2xx is in the archive, read with warcio, and no file keeps its ".open" name (a killed spider's is recovered
+// when it starts again); and the crawl counters the DB workers keep (page_crawled and request_error totals)
+// equal the messages on the spider log, each counted once through the faults.
+//
+// The web is not tuned to pass: hosts from fast to slow (5 ms to 600 ms), a large page on every host, pages
+// that fail once with a 500 and pages slower than their host, robots rules, broken links and hosts found only
+// deep into the crawl (web.Timing). The spiders' politeness delay (1 s) keeps the crawl going through every
+// fault.
+//
+// The seed is logged; FRONTIER_FAULT_SEED replays a run's order and moments (the crawl's own timing, and so
+// what each fault cuts, still varies).
 //
 // It restarts the servers named by FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE, so it runs only when
 // FRONTIER_TEST_FAULTS=1 says they are the test's to restart: deploy/test.sh sets it in its last stage, for the
@@ -56,159 +65,144 @@ func TestFaults(t *testing.T) {
 	if os.Getenv("FRONTIER_TEST_FAULTS") != "1" {
 		t.Skip("set FRONTIER_TEST_FAULTS=1 (deploy/test.sh does) to let the fault suite stop and start the servers at FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE")
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 13*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
+	seed := faultSeed(t)
+	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
 
-	// Topics and tables of this run.
-	env := cluster.New(t, "faults", cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})
-
-	// The web: 10 hosts of 60 pages, and a politeness delay (1 s) that keeps the crawl going through every fault.
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 10, 60, true
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 500*time.Millisecond, 200*time.Millisecond, 1<<20
-	site, seeds, reachable := startWeb(t, wcfg)
-
-	// The role binaries, built as an operator would.
-	c := cluster.NewBinaries(t, ctx, env, dir, cluster.ProcessConfig(time.Second))
-	start := func(name, role string, args ...string) { c.StartRole(name, role, args...) }
+	wcfg.Timing = web.Timing{LatencyMin: 5 * time.Millisecond, LatencyMax: 600 * time.Millisecond, LargePage: true,
+		FailOnce: 0.1, SlowPages: 0.05, Robots: true, Broken: true, Late: 0.2}
+	// The scope follows every link, as in the report this suite grew from: the late hosts are on no seed's
+	// domain.
+	rc := startRoleCluster(t, ctx, "faults", wcfg, cluster.ProcessConfig(time.Second)+"scope: {follow: any}\n", true)
+	c, site, reachable := rc.Binaries, rc.site, rc.reachable
 	logCount := func(name, s string) int { return c.Get(name).LogCount(s) }
-	warcDir := filepath.Join(dir, "warc")
-	spiderArgs := func(p int) []string {
-		args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p)),
-			"--set", "warc.dir=" + warcDir, "--set", fmt.Sprintf("warc.hostname=spider-%d", p)}
-		if p == 0 {
-			args = append(args, "--seeds", seeds)
-		}
-		return args
-	}
-	// Two DB workers started at once: they must share the work, not both do all of it.
-	start("dbw-a", "dbworker")
-	start("dbw-b", "dbworker")
-	start("sw-0", "strategyworker", "--partition-id", "0")
-	start("sw-1", "strategyworker", "--partition-id", "1")
-	start("spider-0", "spider", spiderArgs(0)...)
-	start("spider-1", "spider", spiderArgs(1)...)
 
-	seed := time.Now().UnixNano()
-	if v := os.Getenv("FRONTIER_TEST_FAULTS_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatalf("FRONTIER_TEST_FAULTS_SEED=%q: %v", v, err)
-		}
-	}
-	rnd := rand.New(rand.NewPCG(uint64(seed), 0))
-	t.Logf("random moments from FRONTIER_TEST_FAULTS_SEED=%d", seed)
 	fetched := func() int { return len(site.Requests()) }
 	// In flight at most: each spider fetches one page per host at a time (conns_per_host 1); and a DB worker
-	// whose send to the feed was cut by a broker restart (its outcome unknown) sends the batch again: a batch
-	// per partition, at most db_worker.per_host requests of each host.
+	// whose send to the feed was cut by a broker restart or a kill (its outcome unknown) sends the batch again: a
+	// batch per partition, at most db_worker.per_host requests of each host.
 	inFlight := wcfg.Hosts + len(site.Special())
 	batches := (wcfg.Hosts + len(site.Special())) * dbworker.DefaultConfig().PerHost
+
+	// The faults, each a step that injects it and returns when it is over (the process started again, the server
+	// answering again), and a condition recovery also waits for.
 	type fault struct {
 		name    string
+		bound   int // duplicates allowed
+		inject  func(f *fault) time.Time
+		extra   func() bool
 		start   time.Time
 		recover time.Duration
-		bound   int // duplicates allowed
 	}
-	var faults []*fault
-	atProgress := func(frac float64) {
-		cluster.WaitFor(t, ctx, fmt.Sprintf("%.0f%% of the crawl", frac*100), func() bool { return float64(fetched()) >= frac*float64(reachable) })
+	sleep := func(d time.Duration) {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			t.Fatalf("%v", context.Cause(ctx))
+		}
 	}
-	recovered := func(f *fault, since time.Time, extra func() bool) {
+	killAndRestart := func(name string, restart func()) func(*fault) time.Time {
+		return func(f *fault) time.Time {
+			c.Get(name).Kill()
+			restart()
+			f.extra = func() bool { return logCount(name, "owning partitions") > 0 }
+			return time.Now()
+		}
+	}
+	hbaseOutage := func(d time.Duration) func(*fault) time.Time {
+		return func(f *fault) time.Time {
+			runDeploy(t, deploy, "down", "hbase")
+			down := time.Now()
+			if d >= 30*time.Second {
+				cluster.WaitFor(t, ctx, "a worker's /readyz to report HBase", func() bool {
+					for _, name := range []string{"dbw-a", "dbw-b", "sw-0", "sw-1"} {
+						if code, body := c.Get(name).Readyz(); code == http.StatusServiceUnavailable && strings.Contains(body, "HBase") {
+							return true
+						}
+					}
+					return false
+				})
+			}
+			sleep(d - time.Since(down))
+			runDeploy(t, deploy, "up", "hbase")
+			// What the workers saw also spans the stop and the start.
+			t.Logf("HBase stopped for %s (asked %s), unreachable for %s", time.Since(down).Round(100*time.Millisecond), d, time.Since(f.start).Round(100*time.Millisecond))
+			if time.Since(down) < d {
+				t.Errorf("HBase was down for %s only, want %s", time.Since(down).Round(time.Second), d)
+			}
+			return time.Now()
+		}
+	}
+	sp, sw, dbw := rnd.IntN(2), rnd.IntN(2), rnd.IntN(2)
+	dbwName, other := []string{"dbw-a", "dbw-b"}[dbw], []string{"dbw-b", "dbw-a"}[dbw]
+	faults := []*fault{
+		{name: fmt.Sprintf("SIGKILL spider %d", sp), bound: inFlight, inject: killAndRestart(fmt.Sprintf("spider-%d", sp), func() { rc.startSpider(sp) })},
+		{name: fmt.Sprintf("SIGKILL strategy worker %d", sw), bound: inFlight, inject: killAndRestart(fmt.Sprintf("sw-%d", sw), func() { rc.startStrategyWorker(sw) })},
+		// The other DB worker takes the killed one's partitions over (after the session timeout); then it comes
+		// back. A batch sent but not acknowledged is sent again.
+		{name: "SIGKILL DB worker " + dbwName[len(dbwName)-1:], bound: inFlight + batches, inject: func(f *fault) time.Time {
+			owned := logCount(other, "owning partitions")
+			c.Get(dbwName).Kill()
+			killed := time.Now()
+			cluster.WaitFor(t, ctx, other+" to take over", func() bool { return logCount(other, "owning partitions") >= owned+3 })
+			c.StartRole(dbwName, "dbworker")
+			return killed
+		}},
+		{name: "Kafka broker restart", bound: inFlight + batches, inject: func(*fault) time.Time {
+			runDeploy(t, deploy, "down", "kafka")
+			runDeploy(t, deploy, "up", "kafka")
+			return time.Now()
+		}},
+		{name: "HBase + Thrift down 10 s", bound: inFlight + batches, inject: hbaseOutage(10 * time.Second)},
+		{name: "HBase + Thrift down 40 s", bound: inFlight + batches, inject: hbaseOutage(40 * time.Second)},
+		{name: "HBase + Thrift down 90 s", bound: inFlight + batches, inject: hbaseOutage(90 * time.Second)},
+	}
+	rnd.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
+
+	for i, f := range faults {
+		// A random share of the crawl in the i-th of len(faults)+1 slices, then a random delay (up to 3 s, so the
+		// fault lands in the middle of a batch).
+		frac := (float64(i) + 0.2 + 0.7*rnd.Float64()) / float64(len(faults)+1)
+		jitter := time.Duration(rnd.Int64N(int64(3 * time.Second)))
+		last, lastAt := fetched(), time.Now()
+		cluster.WaitFor(t, ctx, fmt.Sprintf("%.0f%% of the crawl", frac*100), func() bool {
+			n := fetched()
+			if n != last {
+				last, lastAt = n, time.Now()
+			} else if time.Since(lastAt) > 30*time.Second {
+				// No fault is under way: a crawl that fetches nothing for 30 s is over or stuck short of its pages.
+				c.CheckAlive()
+				hb := rc.env.HBaseClient(t, nil, nil)
+				frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: hb.States(), Queue: hb.Queue(), Pages: hb.Pages()})
+				cluster.CheckCrawl(t, site, true)
+				t.Fatalf("the crawl stopped at %d requests for %d reachable pages, before fault %d", n, reachable, i+1)
+			}
+			return float64(n) >= frac*float64(reachable)
+		})
+		sleep(jitter)
+		f.start = time.Now()
+		t.Logf("fault %d %q at %d fetches (%.0f%% + %s), %s", i+1, f.name, fetched(), frac*100, jitter.Round(time.Millisecond), f.start.Format("15:04:05.000"))
+		end := f.inject(f)
 		before := fetched()
 		cluster.WaitFor(t, ctx, "recovery from "+f.name, func() bool {
-			return c.AllReady() && (fetched() > before || fetched() >= reachable) && (extra == nil || extra())
+			return c.AllReady() && (fetched() > before || fetched() >= reachable) && (f.extra == nil || f.extra())
 		})
-		f.recover = time.Since(since)
+		f.recover = time.Since(end)
 		t.Logf("fault %q: recovered %s after its end", f.name, f.recover.Round(100*time.Millisecond))
-		time.Sleep(5 * time.Second) // what the fault sends again is fetched before the next one begins
+		if u := c.Unexpected(); len(u) > 0 {
+			c.CheckAlive()
+			t.Fatalf("after fault %q: %d processes exited", f.name, len(u))
+		}
+		sleep(3 * time.Second) // what the fault sends again is fetched before the next one begins
 	}
-	begin := func(name string, bound int) *fault {
-		f := &fault{name: name, start: time.Now(), bound: bound}
-		faults = append(faults, f)
-		t.Logf("fault %q at %d fetches, %s", name, fetched(), f.start.Format("15:04:05.000"))
-		return f
-	}
-	cluster.WaitFor(t, ctx, "both DB workers to own a share of every role", func() bool {
-		return logCount("dbw-a", "owning partitions") >= 3 && logCount("dbw-b", "owning partitions") >= 3
-	})
 
-	// 1. SIGKILL a spider mid-crawl, start it again: it re-fetches at most what it had in flight.
-	atProgress(0.05)
-	f := begin("SIGKILL spider 0", inFlight)
-	c.Get("spider-0").Kill()
-	start("spider-0", "spider", spiderArgs(0)...)
-	recovered(f, time.Now(), func() bool { return logCount("spider-0", "owning partitions") > 0 })
-
-	// 2. SIGKILL a strategy worker, start it again: its batch is replayed, idempotently.
-	atProgress(0.12)
-	f = begin("SIGKILL strategy worker 1", inFlight)
-	c.Get("sw-1").Kill()
-	start("sw-1", "strategyworker", "--partition-id", "1")
-	recovered(f, time.Now(), func() bool { return logCount("sw-1", "owning partitions") > 0 })
-
-	// 3. SIGKILL a DB worker: the other takes its partitions over (after the session timeout); then it comes back.
-	atProgress(0.2)
-	f = begin("SIGKILL DB worker A", inFlight+batches) // a batch sent but not acknowledged is sent again
-	ownedB := logCount("dbw-b", "owning partitions")
-	c.Get("dbw-a").Kill()
-	killed := time.Now()
-	cluster.WaitFor(t, ctx, "DB worker B to take over", func() bool { return logCount("dbw-b", "owning partitions") >= ownedB+3 })
-	recovered(f, killed, nil)
-	start("dbw-a", "dbworker")
-
-	// 4. Restart the Kafka broker.
-	atProgress(0.3)
-	f = begin("Kafka broker restart", inFlight+batches)
-	runDeploy(t, deploy, "down", "kafka")
-	runDeploy(t, deploy, "up", "kafka")
-	recovered(f, time.Now(), nil)
-
-	// 5. Stop HBase and its gateway for more than 60 s: 60 s stopped, then its start (15-40 s here). A start
-	// quicker than expected must not shorten the outage below what the test claims.
-	atProgress(0.4)
-	f = begin("HBase + Thrift down > 60 s", inFlight+batches)
-	runDeploy(t, deploy, "down", "hbase")
-	down := time.Now()
-	cluster.WaitFor(t, ctx, "a DB worker's /readyz to report HBase", func() bool {
-		code, body := c.Get("dbw-b").Readyz()
-		return code == http.StatusServiceUnavailable && strings.Contains(body, "HBase")
-	})
-	for time.Since(down) < 60*time.Second && ctx.Err() == nil {
-		time.Sleep(time.Second)
-	}
-	runDeploy(t, deploy, "up", "hbase")
-	if d := time.Since(down); d < 60*time.Second {
-		t.Errorf("HBase was down for %s only, want more than 60 s", d.Round(time.Second))
-	} else {
-		t.Logf("HBase was down for %s", d.Round(time.Second))
-	}
-	recovered(f, time.Now(), nil)
-
-	// 6. Stop HBase and its gateway again at a random moment (a random point of the crawl and a random delay
-	// after it, so the outage cuts batches in the middle rather than between them), wait 10 s, start them: the
-	// outage the workers see also spans the stop and the start (25 s and 19 s in one run).
-	atProgress(0.5 + 0.15*rnd.Float64())
-	jitter := time.Duration(rnd.Int64N(int64(3 * time.Second)))
-	select {
-	case <-time.After(jitter):
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	}
-	f = begin("HBase + Thrift restart at random", inFlight+batches)
-	t.Logf("HBase stopped %s after %d fetches", jitter.Round(time.Millisecond), fetched())
-	runDeploy(t, deploy, "down", "hbase")
-	select {
-	case <-time.After(10 * time.Second):
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	}
-	runDeploy(t, deploy, "up", "hbase")
-	recovered(f, time.Now(), nil)
-
-	// The end of the crawl: every stream consumed, the queue empty, for a quiet few seconds.
-	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil),
+	// The end of the crawl: every stream consumed, the queue empty, for a quiet few seconds; then the accounting
+	// invariant (cluster.WaitIdle).
+	cluster.WaitIdle(t, ctx, rc.env.Bus(t, "check", nil, nil), rc.env.HBaseClient(t, nil, nil),
 		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
 	c.CheckAlive()
 
@@ -246,7 +240,7 @@ func TestFaults(t *testing.T) {
 			}
 		}
 		if len(dupLines) < 40 {
-			dupLines = append(dupLines, fmt.Sprintf("%s again at %s (status %d, fault %d)", u, r.Start.Format("15:04:05.000"), r.Status, i))
+			dupLines = append(dupLines, fmt.Sprintf("%s again at %s (status %d, fault %d)", u, r.Start.Format("15:04:05.000"), r.Status, i+1))
 		}
 		if i < 0 {
 			before++
@@ -263,14 +257,86 @@ func TestFaults(t *testing.T) {
 		}
 	}
 	t.Logf("crawl: %d reachable pages, %d requests; fetched again:\n%s", check.Reachable, len(site.Requests()), strings.Join(dupLines, "\n"))
-	checkArchive(t, c.Procs, site, warcDir)
-	checkCounters(t, ctx, env)
+	checkArchive(t, c.Procs, site, rc.warcDir)
+	checkCounters(t, ctx, rc.env)
+	t.Logf("FRONTIER_FAULT_SEED=%d", seed)
 	for i, f := range faults {
-		t.Logf("FAULT %-28s duplicates %3d (allowed %3d)  time to recover %s", f.name, dups[i], f.bound, f.recover.Round(100*time.Millisecond))
+		t.Logf("FAULT %d %-26s duplicates %3d (allowed %3d)  time to recover %s", i+1, f.name, dups[i], f.bound, f.recover.Round(100*time.Millisecond))
 		if dups[i] > f.bound {
 			t.Errorf("fault %q: %d pages fetched twice, more than the %d that could be in flight", f.name, dups[i], f.bound)
 		}
 	}
+}
+
+// faultSeed is the seed of a run's random moments: FRONTIER_FAULT_SEED when set (to replay a run), else the
+// clock. It is logged either way.
+func faultSeed(t *testing.T) int64 {
+	t.Helper()
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("FRONTIER_FAULT_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			t.Fatalf("FRONTIER_FAULT_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("random moments from FRONTIER_FAULT_SEED=%d (set it to replay them)", seed)
+	return seed
+}
+
+// roleCluster is the crawl TestFaults and TestDBWorkerPausedPastSession run: the synthetic web, and the role
+// binaries on topics and tables of the run's own, 2 DB workers started at once (they must share the work, not
+// both do all of it), 2 strategy workers and 2 spiders, spider 0 given the seeds.
+type roleCluster struct {
+	*cluster.Binaries
+	env       *cluster.Env
+	site      *web.Site
+	seeds     string
+	reachable int
+	dir       string
+	warcDir   string // "" without an archive
+}
+
+// startRoleCluster starts the web and the roles, with common as their common configuration (after the run's
+// topics and tables) and, with warc, an archive, and returns once both DB workers own a share of every role's
+// partitions.
+func startRoleCluster(t *testing.T, ctx context.Context, name string, wcfg web.Config, common string, warc bool) *roleCluster {
+	t.Helper()
+	rc := &roleCluster{dir: t.TempDir(), env: cluster.New(t, name, cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})}
+	rc.site, rc.seeds, rc.reachable = startWeb(t, wcfg)
+	if warc {
+		rc.warcDir = filepath.Join(rc.dir, "warc")
+	}
+	rc.Binaries = cluster.NewBinaries(t, ctx, rc.env, rc.dir, common)
+	a := rc.StartRole("dbw-a", "dbworker")
+	b := rc.StartRole("dbw-b", "dbworker")
+	for p := range 2 {
+		rc.startStrategyWorker(p)
+	}
+	for p := range 2 {
+		rc.startSpider(p)
+	}
+	cluster.WaitFor(t, ctx, "both DB workers to own a share of every role", func() bool {
+		return a.LogCount("owning partitions") >= 3 && b.LogCount("owning partitions") >= 3
+	})
+	return rc
+}
+
+// startSpider starts (or starts again) spider p: its own state directory, the archive if any, and the seeds
+// for spider 0 (given again on a restart: the spider's seed-file marker keeps them from being injected twice).
+func (rc *roleCluster) startSpider(p int) *cluster.Proc {
+	args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(rc.dir, fmt.Sprintf("spider-%d", p))}
+	if rc.warcDir != "" {
+		args = append(args, "--set", "warc.dir="+rc.warcDir, "--set", fmt.Sprintf("warc.hostname=spider-%d", p))
+	}
+	if p == 0 {
+		args = append(args, "--seeds", rc.seeds)
+	}
+	return rc.StartRole(fmt.Sprintf("spider-%d", p), "spider", args...)
+}
+
+// startStrategyWorker starts (or starts again) strategy worker p.
+func (rc *roleCluster) startStrategyWorker(p int) *cluster.Proc {
+	return rc.StartRole(fmt.Sprintf("sw-%d", p), "strategyworker", "--partition-id", fmt.Sprint(p))
 }
 
 // checkArchive stops the processes (a spider finishes its WARC file on SIGTERM) and checks the archive: every

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,32 +22,14 @@ import (
 func TestDBWorkerPausedPastSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	env := cluster.New(t, "fence", cluster.Partitions{SpiderLog: 2, ScoringLog: 2, SpiderFeed: 2})
-
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.UseIPs = 6, 40, true
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 300*time.Millisecond, 100*time.Millisecond, 1<<20
-	site, seeds, reachable := startWeb(t, wcfg)
-
-	c := cluster.NewBinaries(t, ctx, env, dir, cluster.ProcessConfig(500*time.Millisecond))
-	start := c.StartRole
-	a := start("dbw-a", "dbworker")
-	b := start("dbw-b", "dbworker")
-	start("sw-0", "strategyworker", "--partition-id", "0")
-	start("sw-1", "strategyworker", "--partition-id", "1")
-	for p := range 2 {
-		args := []string{"--partition-id", fmt.Sprint(p), "--set", "spider.state_dir=" + filepath.Join(dir, fmt.Sprintf("spider-%d", p))}
-		if p == 0 {
-			args = append(args, "--seeds", seeds)
-		}
-		start(fmt.Sprintf("spider-%d", p), "spider", args...)
-	}
-	defer c.Stop()
+	rc := startRoleCluster(t, ctx, "fence", wcfg, cluster.ProcessConfig(500*time.Millisecond), false)
+	site, reachable := rc.site, rc.reachable
+	a, b := rc.Get("dbw-a"), rc.Get("dbw-b")
+	defer rc.Stop()
 	fetched := func() int { return len(site.Requests()) }
-	cluster.WaitFor(t, ctx, "both DB workers to own a share of every role", func() bool {
-		return a.LogCount("owning partitions") >= 3 && b.LogCount("owning partitions") >= 3
-	})
 	cluster.WaitFor(t, ctx, "20% of the crawl", func() bool { return fetched() >= reachable/5 })
 
 	ownedB := b.LogCount("owning partitions")
@@ -64,9 +45,9 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	}
 	t.Logf("DB worker A stopped for %s; B took over", time.Since(stoppedAt).Round(100*time.Millisecond))
 
-	cluster.WaitIdle(t, ctx, env.Bus(t, "check", nil, nil), env.HBaseClient(t, nil, nil),
+	cluster.WaitIdle(t, ctx, rc.env.Bus(t, "check", nil, nil), rc.env.HBaseClient(t, nil, nil),
 		cluster.Wait{Quiet: 3 * time.Second, Retry: true})
-	c.CheckAlive()
+	rc.CheckAlive()
 	t.Logf("DB worker A after SIGCONT: %d fenced writes refused; log tail:\n%s", a.LogCount("fenced:"), a.Tail(15))
 
 	// No page fetched twice: a final answer (not a 5xx, 408 or 429, which the strategy workers retry on
