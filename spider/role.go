@@ -147,6 +147,12 @@ func (f *termFeed) Malformed(m bus.Message, err error) {
 // would (see Spider.InjectSeeds), without reading a feed: frontierctl seeds add uses it. No metrics are
 // registered.
 func InjectSeeds(ctx context.Context, cfg Config, deps RoleDeps, path string) error {
+	return inject(ctx, cfg, deps, func(s *Spider) error { return s.InjectSeeds(ctx, path) })
+}
+
+// inject runs publish on a Spider with cfg and deps that reads no feed and sends to a producer of deps.Bus's
+// spider log, with no metrics registered: InjectSeeds and InjectSitemaps (frontierctl seeds add).
+func inject(ctx context.Context, cfg Config, deps RoleDeps, publish func(*Spider) error) error {
 	if deps.Bus == nil {
 		return errors.New("spider: RoleDeps.Bus is nil")
 	}
@@ -161,7 +167,7 @@ func InjectSeeds(ctx context.Context, cfg Config, deps RoleDeps, path string) er
 	if err != nil {
 		return err
 	}
-	return s.InjectSeeds(ctx, path)
+	return publish(s)
 }
 
 // noFeed is the feed of a spider that only injects seeds and never reads one.

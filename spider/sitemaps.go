@@ -279,19 +279,5 @@ func (s *Spider) sendSitemaps(ctx context.Context, urls []string, owner string) 
 // InjectSitemaps publishes urls as sitemap seeds on the spider log (frontierctl seeds add --sitemap): the crawl
 // fetches each, and the pages (or sitemaps) it lists. The sitemaps' hosts join the seeds' scope.
 func InjectSitemaps(ctx context.Context, cfg Config, deps RoleDeps, urls []string) error {
-	if deps.Bus == nil {
-		return errors.New("spider: RoleDeps.Bus is nil")
-	}
-	log, err := bus.OpenProducer(ctx, deps.Bus, bus.SpiderLog)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	d := deps.Deps
-	d.Feed, d.Log, d.Registerer = noFeed{}, log, nil
-	s, err := New(cfg, d)
-	if err != nil {
-		return err
-	}
-	return s.sendSitemaps(ctx, urls, "")
+	return inject(ctx, cfg, deps, func(s *Spider) error { return s.sendSitemaps(ctx, urls, "") })
 }
