@@ -16,25 +16,7 @@ func TestChains(t *testing.T) {
 	defer c.CloseIdleConnections()
 	h0, h1 := s.Hosts()[0], s.Hosts()[1]
 	walk := func(h *Host, start string, n int) {
-		u := h.Origin + start
-		for range n {
-			resp := get(t, c, u)
-			body := readAll(t, resp)
-			if resp.StatusCode != 200 {
-				t.Fatalf("%s: %d", u, resp.StatusCode)
-			}
-			follow, _ := extract(t, u, body)
-			var next string
-			for _, l := range follow {
-				if l != h.Origin+"/" && l != u && isTrap(strings.TrimPrefix(l, h.Origin)) {
-					next = l
-				}
-			}
-			if next == "" {
-				t.Fatalf("%s links no new trap page: %v", u, follow)
-			}
-			u = next
-		}
+		u := walkTraps(t, c, h, start, n)
 		if want := h.Origin + start; !strings.Contains(u, "/cal/") && !strings.Contains(u, "2026-12-") {
 			t.Errorf("from %s, %d hops end at %s", want, n, u)
 		}

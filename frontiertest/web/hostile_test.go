@@ -105,27 +105,36 @@ func TestHostileTraps(t *testing.T) {
 	defer c.CloseIdleConnections()
 	h := s.Hosts()[1]
 	for _, start := range []string{"/calendar?month=2026-11", "/shop?sid=1", "/s/x/", "/deep/1/"} {
-		u := h.Origin + start
-		for range 30 {
-			resp := get(t, c, u)
-			body := readAll(t, resp)
-			if resp.StatusCode != 200 {
-				t.Fatalf("%s: %d", u, resp.StatusCode)
-			}
-			follow, _ := extract(t, u, body)
-			var next string
-			for _, l := range follow {
-				if l != h.Origin+"/" && l != u && isTrap(strings.TrimPrefix(l, h.Origin)) {
-					next = l
-				}
-			}
-			if next == "" {
-				t.Fatalf("%s links no new trap page: %v", u, follow)
-			}
-			u = next
-		}
+		walkTraps(t, c, h, start, 30)
 	}
 	if got := s.TrapFetches()[h.Name]; got != 4*30 {
 		t.Errorf("trap fetches %d, want %d", got, 4*30)
 	}
+}
+
+// walkTraps fetches n pages from h's page start on, each followed by the last link it holds to a trap page of
+// h other than itself and the home page, and returns the URL it stopped at (the n+1st, not fetched). It fails
+// the test on a page that does not answer 200 or links no such page.
+func walkTraps(t *testing.T, c *http.Client, h *Host, start string, n int) string {
+	t.Helper()
+	u := h.Origin + start
+	for range n {
+		resp := get(t, c, u)
+		body := readAll(t, resp)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", u, resp.StatusCode)
+		}
+		follow, _ := extract(t, u, body)
+		var next string
+		for _, l := range follow {
+			if l != h.Origin+"/" && l != u && isTrap(strings.TrimPrefix(l, h.Origin)) {
+				next = l
+			}
+		}
+		if next == "" {
+			t.Fatalf("%s links no new trap page: %v", u, follow)
+		}
+		u = next
+	}
+	return u
 }
