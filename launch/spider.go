@@ -2,12 +2,9 @@ package launch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/kafkabus"
-	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/spider"
@@ -24,22 +21,16 @@ func runSpider(ctx context.Context, env cli.Env) error {
 			return err
 		}
 	}
-	env.Health.Set("startup", errors.New("connecting to the dependencies"))
+	cn, closeConns, err := connect(ctx, env, fmt.Sprintf("frontier-spider-%d", env.PartitionID), false)
+	if err != nil {
+		return err
+	}
+	defer closeConns()
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
 	}
-	c, err := codec.New(cfg.Codec)
-	if err != nil {
-		return err
-	}
-	kcfg := cfg.KafkaBus(fmt.Sprintf("frontier-spider-%d", env.PartitionID))
-	b, err := kafkabus.New(kcfg, env.Logger, env.Registry)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	env.Health.Add("kafka", b.Unreachable)
+	b, c := cn.bus, cn.codec
 	var hold spider.Holder
 	ctl, err := cli.FollowControl(ctx, b, env, "spider")
 	if err != nil {

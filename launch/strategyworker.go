@@ -2,12 +2,8 @@ package launch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/frontiercrawl/frontier/bus/kafkabus"
-	"github.com/frontiercrawl/frontier/codec"
-	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/internal/cli"
 	"github.com/frontiercrawl/frontier/strategyworker"
 )
@@ -18,30 +14,19 @@ func runStrategyWorker(ctx context.Context, env cli.Env) error {
 	if err := checkStrategy(cfg); err != nil {
 		return err
 	}
-	env.Health.Set("startup", errors.New("connecting to the dependencies"))
+	cn, closeConns, err := connect(ctx, env, fmt.Sprintf("frontier-sw-%d", env.PartitionID), true)
+	if err != nil {
+		return err
+	}
+	defer closeConns()
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
 	}
-	c, err := codec.New(cfg.Codec)
-	if err != nil {
-		return err
-	}
-	b, err := kafkabus.New(cfg.KafkaBus(fmt.Sprintf("frontier-sw-%d", env.PartitionID)), env.Logger, env.Registry)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	env.Health.Add("kafka", b.Unreachable)
-	hb, err := hbase.New(ctx, cfg.HBase, env.Logger, env.Registry)
-	if err != nil {
-		return err
-	}
-	defer hb.Close()
-	env.Health.Add("hbase", hb.Unreachable)
 	scfg := cfg.StrategyWorker // stats_interval, shutdown_timeout and scope filled in by configs (FillGlobals)
-	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: b, Codec: c, States: hb.States(), Domains: hb.Domains(),
-		Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger, Registerer: env.Registry})
+	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: cn.bus, Codec: cn.codec, States: cn.hbase.States(),
+		Domains: cn.hbase.Domains(), Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger,
+		Registerer: env.Registry})
 	if err != nil {
 		return err
 	}
