@@ -192,10 +192,29 @@ func wait(t *testing.T, d time.Duration) {
 	}
 }
 
+// arrived waits until crawl holds n URLs (CountURLs), within a minute. A standalone holds what was put at
+// once; the cluster gateway holds a discovered URL once the loop brought it back (the spider log, the strategy
+// worker, the scoring log, the DB worker's queue and the spider feed).
+func arrived(t *testing.T, c pb.URLFrontierClient, crawl string, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := must[*pb.Long](t)(c.CountURLs(t.Context(), &pb.CountUrlParams{CrawlID: crawl}))
+		if got.Value >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl %q holds %d URLs after a minute, want %d", crawl, got.Value, n)
+		}
+		wait(t, 50*time.Millisecond)
+	}
+}
+
 func TestConformance(t *testing.T) {
 	addr := os.Getenv("FRONTIER_URLFRONTIER_ADDR")
 	var sa *standalone
 	dir := t.TempDir()
+	var restart func(t *testing.T)
 	if addr == "" {
 		addr = freePort(t)
 		sa = startStandalone(t, dir, addr)
@@ -204,7 +223,29 @@ func TestConformance(t *testing.T) {
 				sa.stop(t)
 			}
 		}()
+		restart = func(t *testing.T) {
+			sa.stop(t)
+			sa = startStandalone(t, dir, addr)
+		}
 	}
+	conformance(t, target{addr: addr, restart: restart})
+}
+
+// target is the service the suite runs against.
+type target struct {
+	addr string
+	// restart restarts the service on the same address and data; nil skips the restart subtest.
+	restart func(t *testing.T)
+	// cluster: the service is the cluster gateway. The concurrent clients then acknowledge every URL they
+	// get, not half: the DB worker sends a host's next URLs as the outcomes of its earlier ones come back
+	// (its flow control), so URLs held for ten minutes unacknowledged would hold the rest of their hosts back
+	// for as long.
+	cluster bool
+}
+
+// conformance runs the suite against the service tg names.
+func conformance(t *testing.T, tg target) {
+	addr, restart := tg.addr, tg.restart
 	c := dial(t, addr)
 	ctx := t.Context()
 	// Most rules are easier to see without the default 1 s between two sends of a queue.
@@ -227,6 +268,7 @@ func TestConformance(t *testing.T) {
 		it.ID = "my-id"
 		acks := putURLs(t, c, it, discovered(info(cr, "", "http://a.test/1")), discovered(info(cr, "", "not a url")),
 			known(info(cr, "", "http://a.test/2"), now+3600))
+		arrived(t, c, cr, 2)
 		want := []pb.AckMessage_Status{pb.AckMessage_OK, pb.AckMessage_SKIPPED, pb.AckMessage_SKIPPED, pb.AckMessage_OK}
 		if got := statuses(acks); !slices.Equal(got, want) {
 			t.Fatalf("statuses = %v, want %v", got, want)
@@ -283,6 +325,7 @@ func TestConformance(t *testing.T) {
 		putURLs(t, c, discovered(info(cr, "", "http://Host1.test/a")), discovered(info(cr, "", "http://host2.test/a")),
 			discovered(info(cr, "custom", "http://host3.test/a")), discovered(info(cr, "custom", "http://host4.test/a")),
 			known(info(cr, "done", "http://host5.test/a"), 0))
+		arrived(t, c, cr, 5)
 		q := must[*pb.QueueList](t)(c.ListQueues(ctx, &pb.Pagination{CrawlID: cr}))
 		if want := []string{"custom", "host1.test", "host2.test"}; !slices.Equal(q.Values, want) {
 			t.Errorf("ListQueues = %v, want %v (the done queue is inactive)", q.Values, want)
@@ -312,6 +355,7 @@ func TestConformance(t *testing.T) {
 		meta := &pb.URLInfo{Url: "http://m.test/", CrawlID: cr, Metadata: map[string]*pb.StringList{"depth": {Values: []string{"3"}}, "src": {Values: []string{"a", "b"}}}}
 		items = append(items, discovered(meta))
 		putURLs(t, c, items...)
+		arrived(t, c, cr, 13)
 		got := getURLs(t, c, &pb.GetParams{MaxQueues: 2, MaxUrlsPerQueue: 2, Item: &pb.GetParams_CrawlID{CrawlID: cr}})
 		per := map[string]int{}
 		for _, u := range got {
@@ -337,6 +381,7 @@ func TestConformance(t *testing.T) {
 	t.Run("leases: not handed out again until acknowledged or the lease ends", func(t *testing.T) {
 		cr := "lease"
 		putURLs(t, c, discovered(info(cr, "", "http://l.test/1")), discovered(info(cr, "", "http://l.test/2")))
+		arrived(t, c, cr, 2)
 		p := &pb.GetParams{DelayRequestable: 2, Item: &pb.GetParams_CrawlID{CrawlID: cr}}
 		leasedAt := time.Now()
 		if got := getURLs(t, c, p); len(got) != 2 {
@@ -369,6 +414,7 @@ func TestConformance(t *testing.T) {
 		cr := "delay"
 		putURLs(t, c, discovered(info(cr, "", "http://d1.test/1")), discovered(info(cr, "", "http://d1.test/2")),
 			discovered(info(cr, "", "http://d2.test/1")), discovered(info(cr, "", "http://d2.test/2")))
+		arrived(t, c, cr, 4)
 		must[*pb.Empty](t)(c.SetDelay(ctx, &pb.QueueDelayParams{CrawlID: cr, Key: "d1.test", DelayRequestable: 3600}))
 		one := &pb.GetParams{MaxUrlsPerQueue: 1, Item: &pb.GetParams_CrawlID{CrawlID: cr}}
 		if got := getURLs(t, c, one); len(got) != 2 {
@@ -378,6 +424,7 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("within d1.test's delay, GetURLs = %v", got)
 		}
 		putURLs(t, c, discovered(info(cr, "", "http://d2.test/3")))
+		arrived(t, c, cr, 5)
 		must[*pb.Empty](t)(c.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 3600}))
 		got := getURLs(t, c, one)
 		must[*pb.Empty](t)(c.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}))
@@ -392,6 +439,7 @@ func TestConformance(t *testing.T) {
 	t.Run("BlockQueueUntil", func(t *testing.T) {
 		cr := "block"
 		putURLs(t, c, discovered(info(cr, "", "http://b.test/1")), discovered(info(cr, "", "http://b.test/2")))
+		arrived(t, c, cr, 2)
 		must[*pb.Empty](t)(c.BlockQueueUntil(ctx, &pb.BlockQueueParams{CrawlID: cr, Key: "b.test", Time: uint64(time.Now().Unix() + 3600)}))
 		if got := getURLs(t, c, crawlParams(cr)); len(got) != 0 {
 			t.Fatalf("a blocked queue sent %v", urls(got))
@@ -402,6 +450,7 @@ func TestConformance(t *testing.T) {
 		}
 		// A block ends by itself at its time.
 		putURLs(t, c, discovered(info(cr, "", "http://b.test/3")))
+		arrived(t, c, cr, 3)
 		until := time.Now().Unix() + 2
 		must[*pb.Empty](t)(c.BlockQueueUntil(ctx, &pb.BlockQueueParams{CrawlID: cr, Key: "b.test", Time: uint64(until)}))
 		if got := getURLs(t, c, crawlParams(cr)); len(got) != 0 && time.Now().Unix() < until {
@@ -416,6 +465,7 @@ func TestConformance(t *testing.T) {
 	t.Run("SetCrawlLimit counts completed URLs", func(t *testing.T) {
 		cr := "limit"
 		putURLs(t, c, discovered(info(cr, "", "http://x.test/1")), discovered(info(cr, "", "http://x.test/2")), discovered(info(cr, "", "http://x.test/3")))
+		arrived(t, c, cr, 3)
 		must[*pb.Empty](t)(c.SetCrawlLimit(ctx, &pb.CrawlLimitParams{CrawlID: cr, Key: "x.test", Limit: 1}))
 		got := getURLs(t, c, &pb.GetParams{MaxUrlsPerQueue: 1, DelayRequestable: 1, Item: &pb.GetParams_CrawlID{CrawlID: cr}})
 		if len(got) != 1 {
@@ -433,6 +483,8 @@ func TestConformance(t *testing.T) {
 
 	t.Run("crawl IDs are separate frontiers; ListCrawls, DeleteCrawl, anyCrawlID", func(t *testing.T) {
 		putURLs(t, c, discovered(info("sep1", "", "http://s.test/1")), discovered(info("sep2", "", "http://s.test/1")))
+		arrived(t, c, "sep1", 1)
+		arrived(t, c, "sep2", 1)
 		if got := getURLs(t, c, crawlParams("sep1")); len(got) != 1 || got[0].CrawlID != "sep1" {
 			t.Fatalf("GetURLs(sep1) = %v", got)
 		}
@@ -453,6 +505,7 @@ func TestConformance(t *testing.T) {
 		}
 		// The default crawl: an empty crawl ID.
 		putURLs(t, c, discovered(info("", "", "http://default.test/1")))
+		arrived(t, c, "", 1)
 		if got := getURLs(t, c, &pb.GetParams{Key: "default.test"}); len(got) != 1 || got[0].CrawlID != "DEFAULT" {
 			t.Fatalf("GetURLs(default crawl) = %v", got)
 		}
@@ -462,6 +515,7 @@ func TestConformance(t *testing.T) {
 		cr := "list"
 		putURLs(t, c, discovered(info(cr, "", "http://k.test/Alpha")), discovered(info(cr, "", "http://k.test/beta")),
 			discovered(info(cr, "", "http://k.test/gamma")), discovered(info(cr, "", "http://other.test/alpha")))
+		arrived(t, c, cr, 4)
 		ls, err := c.ListURLs(ctx, &pb.ListUrlParams{CrawlID: cr, Key: "k.test", Start: 1, Size: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -520,6 +574,7 @@ func TestConformance(t *testing.T) {
 		if acks := putURLs(t, c, discovered(info(cr, "", "http://act.test/1"))); acks[0].Status != pb.AckMessage_OK {
 			t.Errorf("PutURLs while inactive: %v", acks[0])
 		}
+		arrived(t, c, cr, 1)
 		got := getURLs(t, c, crawlParams(cr))
 		must[*pb.Empty](t)(c.SetActive(ctx, &pb.Active{State: true}))
 		if len(got) != 0 {
@@ -543,12 +598,22 @@ func TestConformance(t *testing.T) {
 		held := map[string]int{}
 		var dups []string
 		var wg sync.WaitGroup
+		// Until every URL was handed out: at once on a standalone; on the cluster the loop brings them as the
+		// DB worker's flow control lets it (a host's next URLs follow the outcomes of its earlier ones).
+		deadline := time.Now().Add(2 * time.Minute)
 		for w, cl := range []pb.URLFrontierClient{c, c2} {
 			wg.Go(func() {
 				for {
 					got := getURLs(t, cl, &pb.GetParams{MaxQueues: 10, MaxUrlsPerQueue: 5, DelayRequestable: 600, Item: &pb.GetParams_CrawlID{CrawlID: cr}})
 					if len(got) == 0 {
-						return
+						mu.Lock()
+						all := len(held) == n
+						mu.Unlock()
+						if all || time.Now().After(deadline) {
+							return
+						}
+						wait(t, 50*time.Millisecond)
+						continue
 					}
 					mu.Lock()
 					for _, u := range got {
@@ -561,7 +626,7 @@ func TestConformance(t *testing.T) {
 					// Acknowledge half of them (done); the others stay leased for 10 minutes.
 					var acks []*pb.URLItem
 					for i, u := range got {
-						if i%2 == 0 {
+						if i%2 == 0 || tg.cluster {
 							acks = append(acks, known(u, 0))
 						}
 					}
@@ -579,13 +644,14 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("a restart keeps leases, delays, blocks and limits", func(t *testing.T) {
-		if sa == nil {
+		if restart == nil {
 			t.Skip("FRONTIER_URLFRONTIER_ADDR: the server is not this test's to restart")
 		}
 		cr := "restart"
 		putURLs(t, c, discovered(info(cr, "", "http://leased.test/1")), discovered(info(cr, "", "http://delayed.test/1")),
 			discovered(info(cr, "", "http://delayed.test/2")), discovered(info(cr, "", "http://blocked.test/1")),
 			discovered(info(cr, "", "http://limited.test/1")), known(info(cr, "", "http://limited.test/0"), 0))
+		arrived(t, c, cr, 6)
 		must[*pb.Empty](t)(c.SetDelay(ctx, &pb.QueueDelayParams{CrawlID: cr, Key: "delayed.test", DelayRequestable: 3600}))
 		must[*pb.Empty](t)(c.BlockQueueUntil(ctx, &pb.BlockQueueParams{CrawlID: cr, Key: "blocked.test", Time: uint64(time.Now().Unix() + 3600)}))
 		must[*pb.Empty](t)(c.SetCrawlLimit(ctx, &pb.CrawlLimitParams{CrawlID: cr, Key: "limited.test", Limit: 1}))
@@ -595,8 +661,7 @@ func TestConformance(t *testing.T) {
 		if want := []string{"http://delayed.test/1", "http://leased.test/1"}; !slices.Equal(got, want) {
 			t.Fatalf("GetURLs = %v, want %v", got, want)
 		}
-		sa.stop(t)
-		sa = startStandalone(t, dir, addr)
+		restart(t)
 		c = dial(t, addr)
 		ctx = t.Context()
 		got = urls(getURLs(t, c, crawlParams(cr)))

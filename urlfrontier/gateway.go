@@ -351,6 +351,35 @@ func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL) (*fronti
 	return r, nil
 }
 
+// sourceKeys are the metadata keys a client names the page it found a URL on under: StormCrawler's url.path
+// (the pages that led to the URL, the last one its source), or source.
+var sourceKeys = []string{"url.path", "source"}
+
+func sourceOf(meta map[string][]string) string {
+	for _, k := range sourceKeys {
+		if vs := meta[k]; len(vs) > 0 && vs[len(vs)-1] != "" {
+			return vs[len(vs)-1]
+		}
+	}
+	return ""
+}
+
+// sourceRequest is the page a discovered URL was found on, as a links_extracted repeats it.
+func (g *Gateway) sourceRequest(crawl, src string) (*frontier.Request, error) {
+	u, err := url.Parse(src)
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("source %q is not an absolute URL", src)
+	}
+	fp, err := g.fingerprint(crawl, src)
+	if err != nil {
+		return nil, err
+	}
+	r := &frontier.Request{URL: src, Method: http.MethodGet}
+	r.SetMetaFingerprint(fp)
+	r.SetMetaDomain(g.id.Domain(u))
+	return r, nil
+}
+
 // statusKeys are the metadata keys a client reports a fetch's HTTP status under (StormCrawler's first).
 var statusKeys = []string{"fetch.statusCode", "status", "http.status"}
 
@@ -370,7 +399,10 @@ func fetchStatus(meta map[string][]string) int {
 // standalone writes it (refetchable_from_date > 0 queues it again locally at that time, 0 makes it done). A
 // discovered URL is SKIPPED when the gateway knows it already: its store holds it (in that crawl and queue),
 // or it published it itself among the last GatewayConfig.Remember discovered URLs, or it comes twice in one
-// call; otherwise it is published as links_extracted and answered OK once the spider log acknowledged it.
+// call. Otherwise it is published, and answered OK once the spider log acknowledged it: as links_extracted of
+// the page the client names in its metadata (StormCrawler's url.path, last value, or "source"), so the
+// crawl's scope and the strategy's depth rules apply as to a spider's links; without one, as add_seeds, as
+// frontierctl seeds add publishes a seed (a seed is in scope: the scope grows by its domain).
 // OK thus means "reported to the frontier", not "new to the crawl": the strategy worker that owns the host
 // makes the URL-seen test, exactly, and a URL it already knows is not fetched again. The gateway never asks the
 // state store (a read there could not see what the strategy workers hold in their caches anyway).
@@ -415,14 +447,19 @@ func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
 				continue
 			}
 			link.Meta.Set(spider.MetaKeyDiscovered, now)
-			page := &frontier.Request{URL: link.URL, Method: http.MethodGet, Meta: link.Meta.Clone()}
-			m, err := g.encode(link, &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{link}})
+			var msg frontier.Message = &frontier.AddSeeds{Seeds: []*frontier.Request{link}}
+			if src := sourceOf(p.Info.Metadata); src != "" {
+				if page, err := g.sourceRequest(crawl, src); err == nil {
+					msg = &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{link}}
+				}
+			}
+			m, err := g.encode(link, msg)
 			if err != nil {
 				return nil, err
 			}
 			msgs = append(msgs, m)
 			fresh = append(fresh, rk)
-			g.m.published.WithLabelValues("links_extracted").Inc()
+			g.m.published.WithLabelValues(msg.Name()).Inc()
 			continue
 		}
 		var req *frontier.Request

@@ -105,6 +105,8 @@ func (w *gwTest) published(n int) []frontier.Message {
 			switch x := dm.(type) {
 			case *frontier.LinksExtracted:
 				r = x.Links[0]
+			case *frontier.AddSeeds:
+				r = x.Seeds[0]
 			case *frontier.PageCrawled:
 				r = x.Response.Request
 			}
@@ -121,12 +123,15 @@ func (w *gwTest) published(n int) []frontier.Message {
 func (w *gwTest) loop(msgs []frontier.Message) {
 	w.t.Helper()
 	for _, m := range msgs {
-		le, ok := m.(*frontier.LinksExtracted)
-		if !ok {
-			continue
-		}
-		for _, l := range le.Links {
-			w.toFeed(l)
+		switch x := m.(type) {
+		case *frontier.LinksExtracted:
+			for _, l := range x.Links {
+				w.toFeed(l)
+			}
+		case *frontier.AddSeeds:
+			for _, l := range x.Seeds {
+				w.toFeed(l)
+			}
 		}
 	}
 }
@@ -183,15 +188,19 @@ func TestGatewayRoundTrip(t *testing.T) {
 		t.Fatalf("statuses %v, want %v", st, want)
 	}
 	msgs := w.published(2)
-	le := msgs[0].(*frontier.LinksExtracted)
-	l := le.Links[0]
+	l := msgs[0].(*frontier.AddSeeds).Seeds[0] // no source named: a seed
 	if metaStr(l.Meta, MetaKeyCrawl) != "c1" || metaStr(l.Meta, MetaKeyQueue) != "mine" {
 		t.Errorf("link meta %v: want the crawl and the queue key", l.Meta)
 	}
 	fp1, _ := l.MetaFingerprint()
-	fp2, _ := msgs[1].(*frontier.LinksExtracted).Links[0].MetaFingerprint()
+	fp2, _ := msgs[1].(*frontier.AddSeeds).Seeds[0].MetaFingerprint()
 	if fp1.Equal(fp2) {
 		t.Error("the same URL in two crawls has one fingerprint: the URL-seen test would merge them")
+	}
+	// With the page it was found on (StormCrawler's url.path): a link of that page.
+	w.put(Put{Info: URLInfo{URL: "http://c.test/x", Metadata: map[string][]string{"url.path": {"http://a.test/0", "http://a.test/1"}}}})
+	if le, ok := w.published(1)[0].(*frontier.LinksExtracted); !ok || le.Request.URL != "http://a.test/1" || le.Links[0].URL != "http://c.test/x" {
+		t.Errorf("a discovered URL with a source: %+v, want links_extracted of the source", le)
 	}
 	// Published, not back yet: a second put is SKIPPED, and nothing is handed out.
 	if st := w.put(disc("http://a.test/1")); st[0] != Skipped {

@@ -33,6 +33,15 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger, level *slog.L
 		return err
 	}
 	defer st.Close()
+	return ServeBackend(ctx, st, cfg, log, level)
+}
+
+// ServeBackend serves the URLFrontier API over b on cfg.Addr until ctx ends, then stops the server as Serve
+// does; cfg.Store is not used. The caller opens and closes b.
+func ServeBackend(ctx context.Context, st Backend, cfg ServeConfig, log *slog.Logger, level *slog.LevelVar) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("urlfrontier: listen on %s: %w", cfg.Addr, err)
@@ -43,7 +52,7 @@ func Serve(ctx context.Context, cfg ServeConfig, log *slog.Logger, level *slog.L
 	srv.Register(g)
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ln) }()
-	log.Info("URLFrontier API listening", "addr", addr, "store", cfg.Store.Dir)
+	log.Info("URLFrontier API listening", "addr", addr, "backend", fmt.Sprintf("%T", st))
 	if cfg.Listening != nil {
 		cfg.Listening(addr)
 	}

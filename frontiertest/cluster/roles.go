@@ -32,6 +32,8 @@ type Roles struct {
 	StrategyWorker strategyworker.Config
 	// Spider configures every spider; its StateDir is set to a directory of the test's.
 	Spider spider.Config
+	// NoSpiders leaves the spider-feed partitions to other owners (URLFrontier gateways, which the test runs).
+	NoSpiders bool
 	// Seeds are given to spider 0 (written to a seed file); none means the test adds them itself.
 	Seeds []string
 	// DialContext and Transport go to every spider (see spider.Deps).
@@ -129,6 +131,9 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		seeds = SeedFile(tb, r.Seeds)
 	}
 	for p := range e.Kafka.SpiderFeed.Partitions {
+		if r.NoSpiders {
+			break
+		}
 		cfg := r.Spider
 		cfg.StateDir = filepath.Join(tb.TempDir(), "spider")
 		d := spider.RoleDeps{Bus: c.Bus, Deps: spider.Deps{Codec: c.Codec, Identity: c.Identity, Partition: p, Logger: r.Logger,
