@@ -26,11 +26,7 @@ func runSpider(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer closeConns()
-	id, err := cfg.Identity.New()
-	if err != nil {
-		return err
-	}
-	b, c := cn.bus, cn.codec
+	b, c, id := cn.bus, cn.codec, cn.id
 	var hold spider.Holder
 	ctl, err := cli.FollowControl(ctx, b, env, "spider")
 	if err != nil {

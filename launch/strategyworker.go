@@ -19,13 +19,9 @@ func runStrategyWorker(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	defer closeConns()
-	id, err := cfg.Identity.New()
-	if err != nil {
-		return err
-	}
 	scfg := cfg.StrategyWorker // stats_interval, shutdown_timeout and scope filled in by configs (FillGlobals)
 	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: cn.bus, Codec: cn.codec, States: cn.hbase.States(),
-		Domains: cn.hbase.Domains(), Fingerprint: id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger,
+		Domains: cn.hbase.Domains(), Fingerprint: cn.id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger,
 		Registerer: env.Registry})
 	if err != nil {
 		return err
