@@ -173,37 +173,13 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]int, sc.Partitions)
-	reqs := make([]kafka.OffsetRequest, 0, 2*sc.Partitions)
-	for p := range parts {
-		parts[p] = p
-		reqs = append(reqs, kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
-	}
-	// Offsets of every partition, retried (like every admin call) while the cluster is unreachable or a
-	// partition has no serving leader, until ctx ends.
-	var ends []kafka.PartitionOffsets
-	err = b.retry(ctx, func() error {
-		resp, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{sc.Topic: reqs}})
-		if err != nil {
-			return fmt.Errorf("list offsets of %s: %w", sc.Topic, err)
-		}
-		ends = resp.Topics[sc.Topic]
-		for _, po := range ends {
-			if errors.Is(po.Error, kafka.UnknownTopicOrPartition) {
-				// A topic that does not exist is not waited for: retrying cannot create it.
-				return permanent{fmt.Errorf("topic %q does not exist on %s (create it with deploy/kafka-topics.sh): %w", sc.Topic, b.addr, po.Error)}
-			}
-			if po.Error != nil {
-				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, offsetsError(po.Error))
-			}
-		}
-		return nil
-	})
+	ends, err := b.offsets(ctx, sc)
 	if err != nil {
 		return nil, fmt.Errorf("kafkabus: lag of %s: %w", s, err)
 	}
-	if len(ends) != sc.Partitions {
-		return nil, fmt.Errorf("kafkabus: lag of %s: topic %q answered for %d partitions, want %d", s, sc.Topic, len(ends), sc.Partitions)
+	parts := make([]int, sc.Partitions)
+	for p := range parts {
+		parts[p] = p
 	}
 	committed, err := b.committed(ctx, sc.Topic, group, parts)
 	if err != nil {
@@ -224,6 +200,59 @@ func (b *Bus) Lag(ctx context.Context, s bus.Stream, group string) (map[int]int6
 		b.metrics.lag.WithLabelValues(string(s), group, fmt.Sprint(po.Partition)).Set(float64(out[po.Partition]))
 	}
 	return out, nil
+}
+
+// EndOffsets returns, per partition of stream s, the offset the next message produced will get. Two equal
+// answers mean nothing was produced on s in between: frontierctl status uses it to tell a snapshot of lags
+// and queue counts taken while work moved from one stream to the next from a quiet one.
+func (b *Bus) EndOffsets(ctx context.Context, s bus.Stream) (map[int]int64, error) {
+	sc, err := b.stream(s)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := b.offsets(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("kafkabus: end offsets of %s: %w", s, err)
+	}
+	out := make(map[int]int64, len(ends))
+	for _, po := range ends {
+		out[po.Partition] = po.LastOffset
+	}
+	return out, nil
+}
+
+// offsets returns the first and last offsets of every partition of the stream sc, retried (like every admin
+// call) while the cluster is unreachable or a partition has no serving leader, until ctx ends.
+func (b *Bus) offsets(ctx context.Context, sc StreamConfig) ([]kafka.PartitionOffsets, error) {
+	reqs := make([]kafka.OffsetRequest, 0, 2*sc.Partitions)
+	for p := range sc.Partitions {
+		reqs = append(reqs, kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
+	}
+	var ends []kafka.PartitionOffsets
+	err := b.retry(ctx, func() error {
+		resp, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{sc.Topic: reqs}})
+		if err != nil {
+			return fmt.Errorf("list offsets of %s: %w", sc.Topic, err)
+		}
+		ends = resp.Topics[sc.Topic]
+		for _, po := range ends {
+			if errors.Is(po.Error, kafka.UnknownTopicOrPartition) {
+				// A topic that does not exist is not waited for: retrying cannot create it.
+				return permanent{fmt.Errorf("topic %q does not exist on %s (create it with deploy/kafka-topics.sh): %w", sc.Topic, b.addr, po.Error)}
+			}
+			if po.Error != nil {
+				return fmt.Errorf("offsets of %s partition %d: %w", sc.Topic, po.Partition, offsetsError(po.Error))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(ends) != sc.Partitions {
+		return nil, fmt.Errorf("topic %q answered for %d partitions, want %d", sc.Topic, len(ends), sc.Partitions)
+	}
+	return ends, nil
 }
 
 // offsetsError is the error of one partition in a ListOffsets answer. kafka-go sends ListOffsets as one request

@@ -140,3 +140,38 @@ func TestLoggerAdapter(t *testing.T) {
 		t.Fatalf("log output %q", out)
 	}
 }
+
+// TestEndOffsets: the end offset of each partition is the offset the next message will get (0 on an empty
+// partition), and moves with every message produced on that partition only.
+func TestEndOffsets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	b := openTestBus(t, newKfake(t), map[bus.Stream]int{bus.SpiderLog: 2})
+	ends := func() string {
+		t.Helper()
+		e, err := b.EndOffsets(ctx, bus.SpiderLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(e)
+	}
+	if got := ends(); got != "map[0:0 1:0]" {
+		t.Fatalf("end offsets of an empty stream %s, want map[0:0 1:0]", got)
+	}
+	p, err := b.Producer(ctx, bus.SpiderLog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := range 3 {
+		if err := p.Send(ctx, bus.Message{Key: []byte("k"), Value: fmt.Appendf(nil, "m%d", i), Partition: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ends(); got != "map[0:0 1:3]" {
+		t.Fatalf("end offsets after 3 messages on partition 1 %s, want map[0:0 1:3]", got)
+	}
+	if _, err := b.EndOffsets(ctx, bus.Control); err == nil {
+		t.Error("EndOffsets of a stream the bus has no topic for: no error")
+	}
+}

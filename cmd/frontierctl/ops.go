@@ -286,10 +286,83 @@ func (c *cluster) close() {
 // topScan is how many of the best-ranked queued rows of each partition the top-hosts-by-queue list counts.
 const topScan = 2000
 
-// status gathers a cluster's status: lags from Kafka; queue depths from the queue table (a key-only count per
-// partition); totals, pages/s and errors by host from the counters the DB worker keeps in the domain table;
-// the control state by replaying the control stream.
+// statusTries bounds the snapshots status takes while a crawl that looks finished keeps moving.
+const statusTries = 3
+
+// status gathers a cluster's status (see collect). A snapshot is a sequence of reads while the work moves
+// round a cycle (queue, spider feed, spider log, scoring log, queue again), so a URL that moves on just
+// after its stream or table was read, and into one already read, is seen nowhere: a DB worker sends a row to
+// the feed after the feed's lag was read and before the queue is counted, and the crawl looks finished with
+// a request in flight. Every move produces a message on one of the streams (a feed batch, an outcome on the
+// spider log, a score on the scoring log) before the message that caused it is committed, and a queue row is
+// acknowledged only after its request is on the feed. So when no stream's end offset moved from before the
+// first read to after the last one, the snapshot is exact. A snapshot that says nothing is unconsumed or in
+// flight is trusted only then (see settled); a busy crawl's snapshot shows lag anyway and is not checked.
 func (c *cluster) status(ctx context.Context, top int) (crawlstatus.Status, error) {
+	return settled(ctx, func(ctx context.Context) (crawlstatus.Status, error) { return c.collect(ctx, top) }, c.endOffsets)
+}
+
+// settled calls collect until its status shows lag somewhere, or shows none with no stream's end offsets
+// (ends) changed across it. After statusTries quiet-looking snapshots taken while messages were produced,
+// it returns the last one, with a finished verdict turned into crawling: work is still moving.
+func settled(ctx context.Context, collect func(context.Context) (crawlstatus.Status, error), ends func(context.Context) (map[bus.Stream]map[int]int64, error)) (crawlstatus.Status, error) {
+	for try := 1; ; try++ {
+		before, err := ends(ctx)
+		if err != nil {
+			return crawlstatus.Status{}, err
+		}
+		s, err := collect(ctx)
+		if err != nil || !quiet(s) {
+			return s, err
+		}
+		after, err := ends(ctx)
+		if err != nil {
+			return s, err
+		}
+		if fmt.Sprint(before) == fmt.Sprint(after) {
+			return s, nil
+		}
+		if try == statusTries {
+			if s.Verdict.State == crawlstatus.Finished {
+				s.Verdict = crawlstatus.Verdict{State: crawlstatus.Crawling, Reasons: []string{fmt.Sprintf(
+					"nothing queued, in flight or unconsumed at each read, but messages were produced while the status was read (%d times): work is still moving", try)}}
+			}
+			return s, nil
+		}
+	}
+}
+
+// quiet reports whether a status shows no message unconsumed by any group (nothing in flight either: the
+// feed's lag is what is in flight).
+func quiet(s crawlstatus.Status) bool {
+	for _, l := range s.Lags {
+		if l.Lag > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// endOffsets returns the end offset of every partition of every stream whose lag is the crawl's work.
+func (c *cluster) endOffsets(ctx context.Context) (map[bus.Stream]map[int]int64, error) {
+	out := map[bus.Stream]map[int]int64{}
+	for _, sg := range bus.LagGroups() {
+		if _, ok := out[sg.Stream]; ok {
+			continue
+		}
+		e, err := c.b.EndOffsets(ctx, sg.Stream)
+		if err != nil {
+			return nil, err
+		}
+		out[sg.Stream] = e
+	}
+	return out, nil
+}
+
+// collect takes one snapshot of a cluster's status: lags from Kafka; queue depths from the queue table (a
+// key-only count per partition); totals, pages/s and errors by host from the counters the DB worker keeps in
+// the domain table; the control state by replaying the control stream.
+func (c *cluster) collect(ctx context.Context, top int) (crawlstatus.Status, error) {
 	now := time.Now()
 	s := crawlstatus.Status{Mode: "cluster", Time: now}
 	for _, sg := range bus.LagGroups() { // the stream/group pairs the topology declares
