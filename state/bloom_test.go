@@ -238,9 +238,43 @@ func FuzzReadBloom(f *testing.F) {
 	})
 }
 
+// TestBloomConcurrentGrowth: goroutines adding and testing at once while the filter adds layers (the bits set
+// with atomic OR, a layer added under the mutex) lose no fingerprint: every one added tests as present after.
+func TestBloomConcurrentGrowth(t *testing.T) {
+	const workers, each = 4, 3_000
+	b := newBloom(t, 1_000, 0.01, nil)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				fp := statetest.FP(w*each + i)
+				b.Add(fp)
+				if !b.Test(fp) {
+					t.Errorf("fingerprint %d tests as new just after its Add", w*each+i)
+					return
+				}
+				_ = b.Test(statetest.FP(workers*each + w*each + i)) // a reader of layers being added
+			}
+		})
+	}
+	wg.Wait()
+	for i := range workers * each {
+		if !b.Test(statetest.FP(i)) {
+			t.Fatalf("fingerprint %d tests as new after the concurrent adds", i)
+		}
+	}
+	if b.Layers() < 2 {
+		t.Errorf("%d layers after %d adds to a filter for 1,000: it did not grow", b.Layers(), workers*each)
+	}
+}
+
 // TestBloomGrowth fills filters past their first layer and their design: the layers grow in number, not the
 // first layer in size; nothing added ever tests as new; the measured and theoretical false-positive rates
-// stay under the configured bound; and a saved filter loads with the same layers and answers.
+// stay under the configured bound; and a saved filter loads with the same layers and answers. Under the race
+// detector only the two small cases run (one layer, and the growth to a second): the others are hundreds of
+// thousands to millions of adds and tests in one goroutine, minutes of the unit stage with nothing to detect
+// (deploy/test.sh runs this package again without -race, every case included); TestBloomConcurrentGrowth
+// is the race detector's test of the growth.
 func TestBloomGrowth(t *testing.T) {
 	for _, tc := range []struct {
 		expected, add uint64
@@ -254,6 +288,9 @@ func TestBloomGrowth(t *testing.T) {
 		{expected: 100_000_000, add: 1_500_000, p: 0.01, layers: 2}, // first layer 2^20, not 100 M
 	} {
 		t.Run(fmt.Sprintf("expected=%d,add=%d,p=%v", tc.expected, tc.add, tc.p), func(t *testing.T) {
+			if raceEnabled && tc.add > 20_000 {
+				t.Skip("a large single-goroutine case: run without -race (deploy/test.sh does)")
+			}
 			b := newBloom(t, tc.expected, tc.p, nil)
 			first := b.Bits()
 			if maxFirst := uint64(min(tc.expected, 1<<20)) * 12; first > maxFirst { // 11 bits per URL at 0.5%
