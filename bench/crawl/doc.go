@@ -32,7 +32,9 @@
 // (delay0-cpu.prof, delay1s-cpu.prof) for `go tool pprof`. Frontier follows links to any host there (scope
 // follow "any"): the late hosts are no seed's.
 //
-// By default every test runs a small crawl (seconds), so `go test ./...` exercises them; flags select the
+// By default every test runs a small crawl (seconds), so `go test ./...` exercises them (under the race
+// detector TestStandaloneSim and TestTimingWeb take smaller webs still, see race_on_test.go; deploy/test.sh runs
+// this package again without -race at the defaults); flags select the
 // sizes of the recorded runs (bench/results/throughput.md has the commands). No test asserts a rate: the
 // figures are logged.
 package crawl
