@@ -4,12 +4,14 @@
 #   0. builds the Python oracle venvs (oracle/setup.sh; skipped when already built), records the upstream
 #      test suites' calls and the property-run cases for the identity package to replay (oracle/record.sh;
 #      FRONTIER_PROPERTY_CASES=100000 for a large property run)
-#   1. go vet ./... (plain and with the integration tag)
-#   2. unit tests: go test -race ./...
+#   1. go vet ./... (plain and with the integration tag), while step 0 runs
+#   2. unit tests: go test -race ./..., then, without -race, the packages that have a race_on_test.go (tests
+#      that shrink or skip single-goroutine or crawl-sized work under the race detector run whole there)
 #   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
-#   4. integration tests: go test -tags integration ./... with FRONTIER_TEST_* set (deploy/env); among them
-#      e2e TestDemo runs the README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails
-#      the demo site's ground-truth check
+#   4. integration tests: the tests declared in the files only -tags integration builds, with FRONTIER_TEST_*
+#      set (deploy/env); the unit tests ran in step 2 and are not run again; among them e2e TestDemo runs the
+#      README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails the demo site's
+#      ground-truth check
 #   5. the fault suite (e2e TestFaults, about 8 minutes): one crawl by the role binaries through a SIGKILL of
 #      each role, a Kafka restart and HBase outages of 10, 40 and 90 s, in an order and at moments drawn from a
 #      seed it logs (FRONTIER_FAULT_SEED=N replays them); it restarts the servers of step 3 when this run
@@ -57,21 +59,37 @@ gotestflags=(${GOTESTFLAGS:-})
 
 step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
-# The Python oracle (Frontera, Scrapy, w3lib, warcio in .venv/) that the compatibility tests run against;
-# a no-op when the venvs are already built from the same requirements.
-step "python oracle"
-"$ROOT/oracle/setup.sh"
-# Recorded in every mode: the integration stage runs the identity package's tests too.
-"$ROOT/oracle/record.sh"
-
+# The Python oracle (Frontera, Scrapy, w3lib, warcio in .venv/) that the compatibility tests run against (a
+# no-op when the venvs are already built from the same requirements), and the identity package's recordings.
+# On a fresh clone it is mostly downloads and Python, so go vet runs meanwhile; its output follows vet's.
+oracle() { "$ROOT/oracle/setup.sh" && "$ROOT/oracle/record.sh"; }
 if ((!integration_only)); then
-	step "go vet"
-	go vet ./...
-	go vet -tags integration ./...
+	step "python oracle, and go vet meanwhile"
+	oracle_log=$(mktemp)
+	oracle >"$oracle_log" 2>&1 &
+	oracle_pid=$!
+	trap 'kill "$oracle_pid" 2>/dev/null || true' EXIT
+	vet_rc=0
+	go vet ./... && go vet -tags integration ./... || vet_rc=$?
+	oracle_rc=0
+	wait "$oracle_pid" || oracle_rc=$?
+	trap - EXIT
+	cat "$oracle_log"
+	rm -f "$oracle_log"
+	if ((vet_rc || oracle_rc)); then
+		echo "deploy/test.sh: go vet exit $vet_rc, python oracle exit $oracle_rc" >&2
+		exit 1
+	fi
 
 	step "unit tests"
 	if ((race)); then
 		go test -race "${gotestflags[@]}" ./...
+		# The packages whose tests do less under the race detector (race_on_test.go says what), whole.
+		mapfile -t norace < <(find . -name race_on_test.go -not -path './.*' -printf '%h\n' | sort -u)
+		if ((${#norace[@]})); then
+			step "unit tests without -race: ${norace[*]}"
+			go test "${gotestflags[@]}" "${norace[@]}"
+		fi
 	else
 		go test "${gotestflags[@]}" ./...
 	fi
@@ -79,6 +97,11 @@ fi
 
 if ((unit_only)); then
 	exit 0
+fi
+if ((integration_only)); then
+	# The Frontera interop tests (e2e) run Frontera from the oracle venv.
+	step "python oracle"
+	oracle
 fi
 
 # Which servers were already up: those are someone else's and stay up.
@@ -128,8 +151,28 @@ set +a
 "$DEPLOY_DIR/kafka-topics.sh"
 "$DEPLOY_DIR/hbase-schema.sh"
 
-step "integration tests"
-go test -tags integration "${gotestflags[@]}" ./...
+# The tests of the files only the integration tag builds, in the packages that have them: every other test ran in
+# the unit stage. One go test call, so that packages still run side by side; a name in the pattern that is also
+# a unit test's in another of these packages runs that one too, which costs little and misses nothing.
+integration_tests() {
+	local f='{{.ImportPath}} {{.Dir}} {{join .TestGoFiles ","}},{{join .XTestGoFiles ","}}'
+	local -A plain
+	local p d files fs x n
+	while read -r p d files; do plain[$p]=$files; done < <(go list -f "$f" ./...)
+	itest_pkgs=() itest_names=()
+	while read -r p d files; do
+		IFS=, read -ra fs <<<"$files"
+		n=${#itest_names[@]}
+		for x in "${fs[@]}"; do
+			[[ -z $x || ,${plain[$p]-}, == *,"$x",* ]] && continue
+			mapfile -t -O "${#itest_names[@]}" itest_names < <(sed -nE 's/^func ((Test|Example|Fuzz)[A-Za-z0-9_]*)\(.*/\1/p' "$d/$x" | grep -vx TestMain)
+		done
+		if ((${#itest_names[@]} > n)); then itest_pkgs+=("$p"); fi
+	done < <(go list -tags integration -f "$f" ./...)
+}
+integration_tests
+step "integration tests: ${#itest_names[@]} tests in ${itest_pkgs[*]#github.com/frontiercrawl/frontier/}"
+go test -tags integration -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}"
 
 if ((no_faults)); then
 	exit 0
