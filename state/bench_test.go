@@ -87,3 +87,37 @@ func BenchmarkCacheBytesPerURL(b *testing.B) {
 		runtime.KeepAlive(buf)
 	}
 }
+
+// go test -run XXX -bench BenchmarkCachePastBound ./state/
+// Gets of new fingerprints through a Cache full to its bound of 200,000 (each one read from the store and
+// cached by evicting another): the path a strategy worker takes once its crawl outgrows the cache. Reports
+// ns per fingerprint.
+func BenchmarkCachePastBound(b *testing.B) {
+	const bound, batch = 200_000, 1000
+	c, err := state.NewCache(nopStore{}, state.CacheConfig{MaxEntries: bound, FlushEvery: 15_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	fps := make([]frontier.Fingerprint, batch)
+	out, found := make([]state.Entry, batch), make([]bool, batch)
+	next := 0
+	fill := func() {
+		for i := range fps {
+			fps[i] = frontier.Fingerprint{byte(next >> 24), byte(next >> 16), byte(next >> 8), byte(next), 0x5A}
+			next++
+		}
+		if err := c.Get(ctx, fps, out, found); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 2 * bound / batch { // full, and a bound's worth of evictions already behind
+		fill()
+	}
+	n := 0
+	for b.Loop() {
+		fill()
+		n += batch
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/fingerprint")
+}
