@@ -160,6 +160,10 @@ type Deps struct {
 	// Progress, if set, receives the crawl's status about once a second (the same snapshot is written to
 	// DataDir/status.json for `frontierctl status --data-dir`).
 	Progress func(crawlstatus.Status)
+	// Gateway, if set, runs in place of the spiders (none is built) until the crawl ends: it gets the crawl's
+	// bus and owns every spider-feed partition (standalone --urlfrontier: the URLFrontier gateway, package
+	// urlfrontier). A crawl may then start without a seed file.
+	Gateway func(ctx context.Context, b bus.Bus) error
 }
 
 // Summary is what a finished crawl reports.
@@ -197,7 +201,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		if _, err := spider.CheckSeeds(deps.Seeds); err != nil {
 			return Summary{}, err
 		}
-	} else if !exists(filepath.Join(cfg.DataDir, ManifestFile)) && !exists(pcfg.Dir) {
+	} else if deps.Gateway == nil && !exists(filepath.Join(cfg.DataDir, ManifestFile)) && !exists(pcfg.Dir) {
 		return Summary{}, fmt.Errorf("data directory %s holds no crawl to resume: give a seed file (--seeds FILE) to start one", absPath(cfg.DataDir))
 	}
 	resumed, err := checkManifest(cfg.DataDir, pcfg.Dir, cfg.manifest())
@@ -259,6 +263,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	var st stats
 	var spiders []*spider.Role
 	for p := range cfg.Spiders {
+		if deps.Gateway != nil {
+			break
+		}
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
 		sd := spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: countingCodec{c, &st}, Identity: id, Handler: deps.Handler, Partition: p,
@@ -287,6 +294,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	for _, s := range spiders {
 		g.Go(func() error { return s.Run(gctx) })
+	}
+	if deps.Gateway != nil {
+		g.Go(func() error { return deps.Gateway(gctx, b) })
 	}
 
 	g.Go(func() error { return st.run(gctx, b) })

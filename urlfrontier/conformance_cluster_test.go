@@ -20,7 +20,7 @@ type gateway struct {
 	done   chan error
 }
 
-func startGateway(t *testing.T, c *cluster.Cluster, dir, addr string, parts []int) *gateway {
+func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []int) *gateway {
 	t.Helper()
 	cfg := urlfrontier.DefaultGatewayConfig()
 	cfg.Store.Dir = filepath.Join(dir, "urlfrontier")
@@ -47,7 +47,7 @@ func startGateway(t *testing.T, c *cluster.Cluster, dir, addr string, parts []in
 	return gw
 }
 
-func (g *gateway) stop(t *testing.T) {
+func (g *gateway) stop(t testing.TB) {
 	t.Helper()
 	g.cancel()
 	if err := <-g.done; err != nil {
@@ -68,7 +68,7 @@ func TestConformanceCluster(t *testing.T) {
 	dir, addr := t.TempDir(), freePort(t)
 	gw := startGateway(t, c, dir, addr, []int{0, 1})
 	defer func() { gw.stop(t) }()
-	conformance(t, target{addr: addr, cluster: true, restart: func(t *testing.T) {
+	conformance(t, target{addr: addr, loop: true, restart: func(t *testing.T) {
 		gw.stop(t)
 		gw = startGateway(t, c, dir, addr, []int{0, 1})
 	}})

@@ -37,7 +37,7 @@ type standalone struct {
 	done   chan error
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +66,7 @@ func (s *standalone) stop(t *testing.T) {
 	}
 }
 
-func dial(t *testing.T, addr string) pb.URLFrontierClient {
+func dial(t testing.TB, addr string) pb.URLFrontierClient {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -228,7 +228,7 @@ func TestConformance(t *testing.T) {
 			sa = startStandalone(t, dir, addr)
 		}
 	}
-	conformance(t, target{addr: addr, restart: restart})
+	conformance(t, target{addr: addr, restart: restart, loop: addr != os.Getenv("FRONTIER_URLFRONTIER_ADDR")})
 }
 
 // target is the service the suite runs against.
@@ -236,11 +236,11 @@ type target struct {
 	addr string
 	// restart restarts the service on the same address and data; nil skips the restart subtest.
 	restart func(t *testing.T)
-	// cluster: the service is the cluster gateway. The concurrent clients then acknowledge every URL they
-	// get, not half: the DB worker sends a host's next URLs as the outcomes of its earlier ones come back
-	// (its flow control), so URLs held for ten minutes unacknowledged would hold the rest of their hosts back
-	// for as long.
-	cluster bool
+	// loop: the service is a gateway (Frontier's standalone or cluster), whose URLs come round the crawl's
+	// loop. The concurrent clients then acknowledge every URL they get, not half: the DB worker sends a host's
+	// next URLs as the outcomes of its earlier ones come back (its flow control), so URLs held for ten minutes
+	// unacknowledged would hold the rest of their hosts back for as long.
+	loop bool
 }
 
 // conformance runs the suite against the service tg names.
@@ -626,7 +626,7 @@ func conformance(t *testing.T, tg target) {
 					// Acknowledge half of them (done); the others stay leased for 10 minutes.
 					var acks []*pb.URLItem
 					for i, u := range got {
-						if i%2 == 0 || tg.cluster {
+						if i%2 == 0 || tg.loop {
 							acks = append(acks, known(u, 0))
 						}
 					}

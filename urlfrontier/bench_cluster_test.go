@@ -1,0 +1,111 @@
+//go:build integration
+
+package urlfrontier_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest/cluster"
+	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
+)
+
+// BenchmarkClusterGateway measures the cluster gateway on the real servers, with the strategy workers and the
+// DB worker of the run in this process (their CPU is counted; the Kafka and HBase servers' is not):
+//
+//   - put: PutURLs of 100,000 new discovered URLs over 1,000 queues on 2 streams, each acknowledged once it is
+//     on the spider log;
+//   - getack: one client's GetURLs (up to 10 URLs from each of up to 100 queues, 60 s leases) and a known put
+//     (done) for every URL, while the loop (strategy workers, DB worker, spider feed) brings the put URLs to
+//     the gateway as the DB worker's flow control releases them; until every URL was acknowledged or 4
+//     minutes passed.
+//
+// Run it once: go test -tags integration -run '^$' -bench ClusterGateway -benchtime 1x ./urlfrontier/
+func BenchmarkClusterGateway(b *testing.B) {
+	const n = 100_000
+	for b.Loop() {
+		env := cluster.New(b, "ufb", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
+		roles := cluster.FastRoles()
+		roles.NoSpiders = true
+		c := cluster.Start(b, context.Background(), env, roles)
+		addr := freePort(b)
+		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1})
+		cl := dial(b, addr)
+		ctx := context.Background()
+		if _, err := cl.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}); err != nil {
+			b.Fatal(err)
+		}
+		items := make([]*pb.URLItem, n)
+		for j := range items {
+			items[j] = discoveredURL(j)
+		}
+
+		t0, c0 := time.Now(), cpuTime()
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for s := range 2 {
+			wg.Go(func() { errs[s] = stream(ctx, cl, items[s*n/2:(s+1)*n/2]) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
+		wall, cpu := time.Since(t0), cpuTime()-c0
+		b.ReportMetric(n/wall.Seconds(), "put-URLs/s")
+		b.ReportMetric(cpu.Seconds()/(n/1000), "put-cpu-s/1000URLs")
+
+		acks, err := cl.PutURLs(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0, c0 = time.Now(), cpuTime()
+		deadline := t0.Add(4 * time.Minute)
+		got := 0
+		for got < n && time.Now().Before(deadline) {
+			gs, err := cl.GetURLs(ctx, &pb.GetParams{MaxQueues: 100, MaxUrlsPerQueue: 10, DelayRequestable: 60})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var batch []*pb.URLInfo
+			for {
+				u, err := gs.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				batch = append(batch, u)
+			}
+			if len(batch) == 0 {
+				select {
+				case <-time.After(10 * time.Millisecond):
+				case <-b.Context().Done():
+					return
+				}
+				continue
+			}
+			for _, u := range batch {
+				if err := acks.Send(known(u, 0)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range batch {
+				if _, err := acks.Recv(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			got += len(batch)
+		}
+		wall, cpu = time.Since(t0), cpuTime()-c0
+		acks.CloseSend()
+		b.ReportMetric(float64(got), "getack-URLs")
+		b.ReportMetric(float64(got)/wall.Seconds(), "getack-URLs/s")
+		b.ReportMetric(cpu.Seconds()/(float64(got)/1000), "getack-cpu-s/1000URLs")
+		gw.stop(b)
+	}
+}
