@@ -1,9 +1,9 @@
-// Package launch builds and runs every role of Frontier (spider, strategyworker, dbworker, standalone) from
-// its configuration: each cmd/* main is one call to Main, and the roles are assembled in this one place.
-// It is importable so that a program built outside this module runs them too: a custom main registers its
-// own strategies with strategy.Register and calls Main, exactly as cmd/standalone and cmd/strategyworker do
-// (docs/strategies.md, examples/customstrategy). The role then finds the strategy by the name
-// strategy_worker.strategy gives, like a built-in one.
+// Package launch builds and runs every role of Frontier (spider, strategyworker, dbworker, standalone, and
+// urlfrontier, the cluster's URLFrontier gateway) from its configuration: each role's cmd/* main is one call
+// to Main, and the roles are assembled in this one place. It is importable so that a program built outside
+// this module runs them too: a custom main registers its own strategies with strategy.Register and calls
+// Main, exactly as cmd/standalone and cmd/strategyworker do (docs/strategies.md, examples/customstrategy).
+// The role then finds the strategy by the name strategy_worker.strategy gives, like a built-in one.
 //
 // It sits at level L6 with the mains' bootstrap (internal/cli) below it; cmd/* sit above it.
 package launch
@@ -23,12 +23,18 @@ import (
 	_ "github.com/frontiercrawl/frontier/strategy/all" // the built-in strategies
 )
 
-// roles maps a role name to its run function.
-var roles = map[string]cli.RunFunc{
-	"spider":         runSpider,
-	"strategyworker": runStrategyWorker,
-	"dbworker":       runDBWorker,
-	"standalone":     runStandalone,
+// roles maps a role name to what runs it with the command line's arguments.
+var roles = map[string]func(ctx context.Context, args []string) error{
+	"spider":         role("spider", runSpider),
+	"strategyworker": role("strategyworker", runStrategyWorker),
+	"dbworker":       role("dbworker", runDBWorker),
+	"standalone":     role("standalone", runStandalone),
+	"urlfrontier":    runGatewayMain, // the spider role's configuration and flags, and --addr
+}
+
+// role runs fn through the mains' bootstrap as the configuration role name.
+func role(name string, fn cli.RunFunc) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error { return cli.Main(ctx, name, args, fn) }
 }
 
 // Roles returns the role names Main and Run accept, sorted.
@@ -55,11 +61,11 @@ func Main(role string) {
 
 // Run runs role with args (flags as the role's usage says) until ctx ends or the work is done.
 func Run(ctx context.Context, role string, args []string) error {
-	fn, ok := roles[role]
+	run, ok := roles[role]
 	if !ok {
 		return fmt.Errorf("unknown role %q; known: %v", role, Roles())
 	}
-	return cli.Main(ctx, role, args, fn)
+	return run(ctx, args)
 }
 
 // checkStrategy builds the configured strategy once, so that an unknown name or a bad option stops the

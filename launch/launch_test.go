@@ -8,7 +8,7 @@ import (
 
 // TestRoles: launch runs every role, so that each cmd/* main is one call to Main.
 func TestRoles(t *testing.T) {
-	if got, want := Roles(), []string{"dbworker", "spider", "standalone", "strategyworker"}; !slices.Equal(got, want) {
+	if got, want := Roles(), []string{"dbworker", "spider", "standalone", "strategyworker", "urlfrontier"}; !slices.Equal(got, want) {
 		t.Errorf("Roles() = %v, want %v", got, want)
 	}
 }
@@ -32,7 +32,7 @@ func TestUnknownStrategyListsTheKnownOnes(t *testing.T) {
 			}
 		}
 	}
-	if err := Run(t.Context(), "crawler", nil); err == nil || !strings.Contains(err.Error(), "[dbworker spider standalone strategyworker]") {
+	if err := Run(t.Context(), "crawler", nil); err == nil || !strings.Contains(err.Error(), "[dbworker spider standalone strategyworker urlfrontier]") {
 		t.Errorf("unknown role: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"slices"
@@ -12,10 +12,10 @@ func TestSplitAddr(t *testing.T) {
 		rest []string
 		err  bool
 	}{
-		{nil, defaultAddr, nil, false},
+		{nil, defaultGatewayAddr, nil, false},
 		{[]string{"--addr", ":9000", "--partition-id", "1"}, ":9000", []string{"--partition-id", "1"}, false},
 		{[]string{"--config", "c.yaml", "-addr=10.0.0.1:7071"}, "10.0.0.1:7071", []string{"--config", "c.yaml"}, false},
-		{[]string{"--set", "addr=x"}, defaultAddr, []string{"--set", "addr=x"}, false},
+		{[]string{"--set", "addr=x"}, defaultGatewayAddr, []string{"--set", "addr=x"}, false},
 		{[]string{"--addr"}, "", nil, true},
 	} {
 		addr, rest, err := splitAddr(tc.args)
