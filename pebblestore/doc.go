@@ -25,8 +25,8 @@
 // process passed through. In standalone mode the workers' offsets, queue rows, states and pages all live here
 // (bus/pebblebus); the synced writes are the spiders', whose journals and WARC files outside the database
 // depend on what they report (docs/reliability.md). Per round of the loop that is one fsync per spider report
-// batch and feed commit instead of one per write of every role (issue 21: the WAL's fdatasync was 28% of the
-// CPU of a slow crawl). BenchmarkDeferSync measures both ways.
+// batch and feed commit instead of one per write of every role (issue 21: the WAL's fdatasync was 17–28% of the
+// CPU of a slow crawl). bus/pebblebus BenchmarkRound measures both ways.
 //
 // # Key layout
 //

@@ -79,7 +79,7 @@ func cpuTime() time.Duration {
 // writes its states and commits, the DB worker's links role reads it, writes its pages and commits, its batch
 // role reads the scores, writes the queue and commits, then sends a batch to the feed and acknowledges the
 // queue rows, and the spider reads the feed and commits: ten writes. "every" fsyncs each of them (the
-// default); "spider" defers all but the spider's two, as embedded does (DeferSends, DeferCommits and the
+// default); "spider" defers all but the spider's two, as package standalone does (DeferSends, DeferCommits and the
 // stores' pebblestore.Config.DeferSync). It reports the CPU time and the fsyncs per round.
 //
 //	go test -run XXX -bench BenchmarkRound -benchtime 2000x ./bus/pebblebus/

@@ -33,7 +33,7 @@
 //
 // Config.DeferSends and Config.DeferCommits name writes that skip their own fsync even with Sync: they are
 // durable once the next synced write to the database returns, because an fsync makes the whole WAL written
-// so far durable and recovery keeps a prefix of it. Standalone mode (package embedded) defers everything but
+// so far durable and recovery keeps a prefix of it. Standalone mode (package standalone) defers everything but
 // the spiders' writes: Sends to the spider log (a spider's report, its seeds) and Commits on the spider feed
 // stay synced, since the spider journals, archives and compacts its journal outside the database on the
 // strength of them (spider.DurableProducer); the scoring log's and the feed's Sends and the spider log's and

@@ -310,7 +310,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 }
 
 // TestDeferredWritesDurableWithNextSync crashes the database (only what was fsynced survives) around writes
-// deferred as embedded defers them: a deferred Send and Commit are lost by a crash before any synced write,
+// deferred as package standalone defers them: a deferred Send and Commit are lost by a crash before any synced write,
 // and survive one after the next synced write, which is what the spider's synced report guarantees for
 // everything it depends on.
 func TestDeferredWritesDurableWithNextSync(t *testing.T) {
