@@ -183,3 +183,39 @@ func BenchmarkDecodeMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeLinksMeta decodes links_extracted messages of 10 links whole and with the links' meta cut to
+// the keys the DB worker's links role reads (DecodeMessageLinksMeta).
+//
+//	go test -run XXX -bench BenchmarkDecodeLinksMeta ./codec/
+func BenchmarkDecodeLinksMeta(b *testing.B) {
+	enc := make([][]byte, nBench)
+	for i, m := range benchMessages("le") {
+		enc[i], _ = Msgpack{}.EncodeMessage(m)
+	}
+	keep := func(k []byte) bool {
+		return string(k) == frontier.MetaKeyFingerprint || string(k) == frontier.MetaKeyDepth
+	}
+	for _, mode := range []string{"whole", "links-meta"} {
+		b.Run(mode, func(b *testing.B) {
+			b.ReportAllocs()
+			var i, n int
+			cpu0 := cpuTime()
+			for b.Loop() {
+				p := enc[i%nBench]
+				var err error
+				if mode == "whole" {
+					_, err = Msgpack{}.DecodeMessage(p)
+				} else {
+					_, err = Msgpack{}.DecodeMessageLinksMeta(p, keep)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(p)
+				i++
+			}
+			report(b, n, cpu0)
+		})
+	}
+}

@@ -109,6 +109,15 @@ type Decoder interface {
 }
 
 // Codec is an Encoder and a Decoder for one wire format.
+// LinksMetaDecoder is implemented by codecs that can decode a message leaving out, unbuilt, the meta entries
+// of the links of a links_extracted whose key keep rejects. A consumer that reads a few keys of each link (the
+// DB worker's links role: fingerprint, depth, redirect_times) skips the rest, chiefly each link's domain map,
+// which the strategy worker decodes from the same message anyway (issue 21: every spider-log message was
+// decoded whole twice). Msgpack implements it.
+type LinksMetaDecoder interface {
+	DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error)
+}
+
 type Codec interface {
 	Encoder
 	Decoder

@@ -409,3 +409,57 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeMessageLinksMeta: the links of a links_extracted keep only the meta keys kept (and a body), the
+// page's request and every other message are decoded whole.
+func TestDecodeMessageLinksMeta(t *testing.T) {
+	keep := func(k []byte) bool { return string(k) == frontier.MetaKeyFingerprint }
+	link := benchRequest(1)
+	post := benchRequest(2)
+	post.Method, post.Body = "POST", []byte("a=1")
+	page := benchRequest(3)
+	for _, tc := range []struct {
+		name string
+		msg  frontier.Message
+		want func(frontier.Message) frontier.Message
+	}{
+		{"links_extracted", &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{link, post}},
+			func(m frontier.Message) frontier.Message {
+				for _, l := range m.(*frontier.LinksExtracted).Links {
+					fp, _ := l.Meta.Get(frontier.MetaKeyFingerprint)
+					l.Meta = frontier.Map{{Key: []byte(frontier.MetaKeyFingerprint), Value: fp}}
+				}
+				return m
+			}},
+		{"page_crawled", &frontier.PageCrawled{Response: &frontier.Response{URL: page.URL, Status: 200, Request: page}},
+			func(m frontier.Message) frontier.Message { return m }},
+		{"request_error", &frontier.RequestError{Request: page, Error: "DNSLookupError"},
+			func(m frontier.Message) frontier.Message { return m }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Msgpack{}.EncodeMessage(tc.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Msgpack{}.DecodeMessageLinksMeta(b, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := Msgpack{}.DecodeMessage(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want(whole)
+			gb, _ := Msgpack{}.EncodeMessage(got)
+			wb, _ := Msgpack{}.EncodeMessage(want)
+			if !bytes.Equal(gb, wb) {
+				t.Errorf("got %+v\nwant %+v", got, want)
+			}
+			if le, ok := got.(*frontier.LinksExtracted); ok {
+				if string(le.Links[1].Body) != "a=1" || len(le.Request.Meta) != len(page.Meta) {
+					t.Errorf("link body %q, page meta %d entries; want a=1, %d", le.Links[1].Body, len(le.Request.Meta), len(page.Meta))
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	frontier "github.com/frontiercrawl/frontier"
 )
 
 // FuzzDecode feeds arbitrary bytes to the msgpack decoders. They must never panic; whatever they accept must
@@ -86,4 +88,63 @@ func FuzzDecodeJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDecodeLinksMeta holds DecodeMessageLinksMeta to DecodeMessage: on any input it never panics, and where
+// DecodeMessage accepts a message it accepts it too and returns the same message, except that each link of a
+// links_extracted keeps only the meta keys kept (here fingerprint and depth); skipped values are checked as
+// DecodeMessage checks them, so the two reject the same inputs. Seeds (f.Add): an offset message and two
+// links_extracted of benchmark requests.
+func FuzzDecodeLinksMeta(f *testing.F) {
+	f.Add(unhex(f, "93 c4026f66 03 cd04d2"))
+	for _, m := range benchMessages("le")[:2] {
+		f.Add(mustEncodeMessage(f, m))
+	}
+	keep := func(k []byte) bool {
+		return string(k) == frontier.MetaKeyFingerprint || string(k) == frontier.MetaKeyDepth
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Msgpack{}
+		skim, serr := c.DecodeMessageLinksMeta(data, keep)
+		whole, err := c.DecodeMessage(data)
+		if err != nil {
+			if serr == nil {
+				t.Fatalf("DecodeMessageLinksMeta accepts what DecodeMessage rejects (%v)\n%x", err, data)
+			}
+			return
+		}
+		if serr != nil {
+			t.Fatalf("DecodeMessage accepts what DecodeMessageLinksMeta rejects: %v\n%x", serr, data)
+		}
+		if le, ok := whole.(*frontier.LinksExtracted); ok {
+			for _, l := range le.Links {
+				var m frontier.Map
+				for _, e := range l.Meta {
+					k, isBin := e.Key.([]byte)
+					ks, isStr := e.Key.(string)
+					if (isBin && !keep(k)) || (isStr && !keep([]byte(ks))) { // (body is not in Meta)
+						continue
+					}
+					m = append(m, e)
+				}
+				if l.Meta != nil && m == nil {
+					m = frontier.Map{}
+				}
+				l.Meta = m
+			}
+		}
+		a, err1 := c.EncodeMessage(whole)
+		b, err2 := c.EncodeMessage(skim)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Fatalf("DecodeMessageLinksMeta differs from DecodeMessage with the links' meta filtered (%v, %v):\n%x\n%x", err1, err2, a, b)
+		}
+	})
+}
+
+func mustEncodeMessage(f *testing.F, m frontier.Message) []byte {
+	b, err := Msgpack{}.EncodeMessage(m)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }

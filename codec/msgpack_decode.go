@@ -39,14 +39,35 @@ func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 	return m, nil
 }
 
+// DecodeMessageLinksMeta implements LinksMetaDecoder: DecodeMessage, except that the meta map of every link
+// of a links_extracted keeps only the entries whose key keep accepts; the others are checked for structure
+// and skipped without being built.
+func (Msgpack) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error) {
+	d := mpReader{b: bytes.Clone(p), linksKeep: keep}
+	m, name, err := d.message()
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		if name == "" {
+			return nil, fmt.Errorf("codec: msgpack: %w", err)
+		}
+		return nil, fmt.Errorf("codec: msgpack: %s: %w", name, err)
+	}
+	return m, nil
+}
+
 // mpReader is a cursor over msgpack bytes. Every read checks the bytes left first. b is a private copy of the
 // input, so decoded bin values alias it (capacity capped, so an append by the caller reallocates instead of
 // overwriting the next value): one allocation for all the bytes of a message.
 type mpReader struct {
-	b       []byte
-	off     int
-	entries []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
-	reqs    []frontier.Request // slab for the requests of a links or seeds list
+	b    []byte
+	off  int
+	keep func(key []byte) bool // while set, meta entries whose key it rejects are skipped (DecodeMessageLinksMeta)
+	// linksKeep is DecodeMessageLinksMeta's keep, in force (as keep) while the links of a links_extracted are read.
+	linksKeep func(key []byte) bool
+	entries   []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
+	reqs      []frontier.Request // slab for the requests of a links or seeds list
 }
 
 // newMap returns a map of n entries cut from the entry slab, allocating a new slab of at least 16 entries when the
@@ -493,6 +514,111 @@ func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
 	return m, nil
 }
 
+// keptMap is mapValue keeping only the entries whose str or bin key d.keep accepts (and every entry with
+// another kind of key); the values of the others are checked by skip and not built.
+func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
+	n, err := d.mapLen(what, false)
+	if err != nil {
+		return nil, err
+	}
+	m := d.newMap(n)
+	kept := 0
+	for i := range n {
+		c, err := d.peek("map key")
+		if err != nil {
+			return nil, err
+		}
+		if typeName(c) == "map" || typeName(c) == "array" {
+			return nil, d.errf(ErrMalformed, "map key is an unhashable %s", typeName(c))
+		}
+		k, err := d.mapKey(depth + 1)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i, err)
+		}
+		var drop bool
+		switch k := k.(type) { // the body entry is always kept: meta moves it to Request.Body
+		case []byte:
+			drop = string(k) != frontier.MetaKeyBody && !d.keep(k)
+		case string:
+			drop = k != frontier.MetaKeyBody && !d.keep([]byte(k))
+		}
+		if drop {
+			if err := d.skip(depth + 1); err != nil {
+				return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
+			}
+			continue
+		}
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
+		}
+		m[kept] = frontier.Entry{Key: k, Value: v}
+		kept++
+	}
+	return m[:kept:kept], nil
+}
+
+// skip moves past one value, accepting what value accepts, without building it.
+func (d *mpReader) skip(depth int) error {
+	if depth > MaxDepth {
+		return d.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
+	}
+	c, err := d.peek("value")
+	if err != nil {
+		return err
+	}
+	switch {
+	case c <= 0x7f, c >= 0xe0, c == 0xc0, c == 0xc2, c == 0xc3:
+		d.off++
+		return nil
+	case c >= 0xcc && c <= 0xd3:
+		_, err := d.intValue("int")
+		return err
+	case c == 0xca, c == 0xcb:
+		_, err := d.float("float")
+		return err
+	case c >= 0x80 && c <= 0x8f, c == 0xde, c == 0xdf:
+		n, err := d.mapLen("map", false)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			kc, err := d.peek("map key")
+			if err != nil {
+				return err
+			}
+			if typeName(kc) == "map" || typeName(kc) == "array" {
+				return d.errf(ErrMalformed, "map key is an unhashable %s", typeName(kc))
+			}
+			if err := d.skip(depth + 1); err != nil {
+				return fmt.Errorf("key %d: %w", i, err)
+			}
+			if err := d.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case c >= 0x90 && c <= 0x9f, c == 0xdc, c == 0xdd:
+		n, err := d.arrayLen("array")
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := d.skip(depth + 1); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		return nil
+	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb:
+		_, _, err := d.rawStrOrBin("str", true, false)
+		return err
+	case c >= 0xc4 && c <= 0xc6:
+		_, _, err := d.rawStrOrBin("bin", false, true)
+		return err
+	}
+	return d.errf(ErrMalformed, "unsupported msgpack type %s", typeName(c))
+}
+
 // meta reads a meta map (nil → empty) and moves MetaKeyBody into *body.
 func (d *mpReader) meta(body *[]byte) (frontier.Map, error) {
 	if c, err := d.peek("meta"); err != nil {
@@ -501,7 +627,13 @@ func (d *mpReader) meta(body *[]byte) (frontier.Map, error) {
 		d.off++
 		return nil, nil
 	}
-	m, err := d.mapValue("meta", 1)
+	var m frontier.Map
+	var err error
+	if d.keep != nil {
+		m, err = d.keptMap("meta", 1)
+	} else {
+		m, err = d.mapValue("meta", 1)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -719,7 +851,9 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		if err != nil {
 			return nil, name, fmt.Errorf("request: %w", err)
 		}
+		d.keep = d.linksKeep
 		links, err := d.requests("links")
+		d.keep = nil
 		if err != nil {
 			return nil, name, err
 		}

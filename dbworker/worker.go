@@ -287,6 +287,25 @@ func (w *Worker) decode(m bus.Message) (frontier.Message, error) {
 	return w.deps.Codec.DecodeMessage(m.Value)
 }
 
+// decodeLinks decodes a spider-log message for the links role: with a codec that can (codec.LinksMetaDecoder),
+// each extracted link keeps only the meta keys runLinks reads, so the role does not build the domain map of
+// every link (the strategy worker decodes the same message whole).
+func (w *Worker) decodeLinks(m bus.Message) (frontier.Message, error) {
+	if d, ok := w.deps.Codec.(codec.LinksMetaDecoder); ok {
+		return d.DecodeMessageLinksMeta(m.Value, linkMetaRead)
+	}
+	return w.decode(m)
+}
+
+// linkMetaRead says which meta keys of an extracted link runLinks reads.
+func linkMetaRead(key []byte) bool {
+	switch string(key) {
+	case frontier.MetaKeyFingerprint, frontier.MetaKeyDepth, "redirect_times":
+		return true
+	}
+	return false
+}
+
 // runScoring moves update_score messages into the queue.
 func (w *Worker) runScoring(ctx context.Context) error {
 	return w.consume(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, func(ctx context.Context, events []frontier.Message) error {
@@ -476,7 +495,7 @@ func (w *Worker) runLinks(ctx context.Context) error {
 	seen := newSeenSet(w.cfg.LinksCache)
 	var at []position // where each decoded event of the batch came from, for exact counts (count)
 	decode := func(m bus.Message) (frontier.Message, error) {
-		v, err := w.decode(m)
+		v, err := w.decodeLinks(m)
 		if err == nil {
 			at = append(at, position{m.Partition, m.Offset})
 		}
