@@ -1,5 +1,5 @@
 // Package control carries run-time commands to a running cluster (frontierctl block, unblock, pause, resume)
-// over the control stream, a Kafka topic every DB worker and spider follows.
+// over the control stream, a Kafka topic every DB worker, strategy worker and spider follows.
 //
 // Commands are facts appended to the topic, and a process's control state is the fold of every command from
 // the start of the topic: a process that starts later, or restarts, replays them and ends in the same state as
@@ -9,16 +9,20 @@
 // committed starts there).
 //
 // A worker's follower cannot be skipped: it reads to the end offset the stream had when the process started,
-// with no deadline, before the worker dispatches or fetches anything, and a stream that cannot be read yet is
-// waited out like an outage of Kafka (FollowWait). Otherwise a worker could act against a block or pause it
-// has not read.
+// with no deadline, before the worker dispatches, scores or fetches anything, and a stream that cannot be read
+// yet is waited out like an outage of Kafka (FollowWait). Otherwise a worker could act against a block or pause
+// it has not read.
 //
 // What the state means to the workers:
 //   - paused: the DB worker generates no batch; spiders finish what they hold. Nothing is dropped.
 //   - a blocked host or domain (a name blocks itself and every subdomain): the DB worker leaves its queued URLs
 //     in the queue instead of dispatching them, and a spider that still holds requests of the host (dispatched
-//     before the block) puts them back into the queue through the scoring log instead of fetching them.
-//     Unblocking lets the next batches take them.
+//     before the block) puts them back into the queue through the scoring log instead of fetching them. A
+//     strategy worker scores and queues the host's new links and retries as usual (dropping them would lose
+//     them), counting them in frontier_strategyworker_blocked_scheduled_total. Unblocking lets the next
+//     batches take them.
+//   - paused, for a strategy worker: nothing changes. It drains the spider log, so that a paused crawl reaches
+//     the point where every lag is 0 (the consistent point a backup waits for, docs/operations.md).
 //
 // Every applied command is acknowledged in the follower's log ("control command applied", with its id) and
 // counted in frontier_control_commands_total{op}; frontier_control_paused and frontier_control_blocked show

@@ -20,9 +20,16 @@ func runStrategyWorker(ctx context.Context, env cli.Env) error {
 	}
 	defer closeConns()
 	scfg := cfg.StrategyWorker // stats_interval, shutdown_timeout and scope filled in by configs (FillGlobals)
+	// The control state, read to the control stream's end before the first batch is scored (a stream that cannot
+	// be read yet is waited out; see package strategyworker, "Control").
+	ctl, err := cli.FollowControl(ctx, cn.bus, env, "strategyworker")
+	if err != nil {
+		return err
+	}
+	defer ctl.Stop()
 	w, err := strategyworker.New(scfg, strategyworker.Deps{Bus: cn.bus, Codec: cn.codec, States: cn.hbase.States(),
-		Domains: cn.hbase.Domains(), Fingerprint: cn.id.Fingerprint, Partition: env.PartitionID, Logger: env.Logger,
-		Registerer: env.Registry})
+		Domains: cn.hbase.Domains(), Fingerprint: cn.id.Fingerprint, Partition: env.PartitionID, Control: ctl.State,
+		Logger: env.Logger, Registerer: env.Registry})
 	if err != nil {
 		return err
 	}

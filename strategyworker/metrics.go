@@ -14,6 +14,7 @@ type metrics struct {
 	redirects   *prometheus.CounterVec // by outcome: scheduled, seen
 	retries     *prometheus.CounterVec // by outcome: scheduled, gave_up
 	dropped     *prometheus.CounterVec // by reason (scope.Reasons)
+	blocked     prometheus.Counter     // URLs of hosts blocked by frontierctl block, queued to wait for unblock
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,9 +36,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_strategyworker_dropped_total",
 			Help: "URLs dropped by the scope or a trap defence before the strategy could schedule them, by reason."},
 			[]string{"reason"}),
+		blocked: prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_strategyworker_blocked_scheduled_total",
+			Help: "URLs of hosts blocked by frontierctl block scheduled while blocked: queued, and held there by the DB workers until unblock."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects, m.retries, m.dropped)
+		reg.MustRegister(m.events, m.scheduled, m.rejected, m.badRequests, m.redirects, m.retries, m.dropped, m.blocked)
 	}
 	return m
 }

@@ -31,6 +31,17 @@
 // while the request has retries left; the worker schedules it again through the queue with a due time and
 // the count in meta retry_times. The last failure reaches the strategy as a request_error.
 //
+// Control (frontierctl block, unblock, pause, resume; package control): the caller follows the control stream
+// and reads it to its end before Run, waiting out a stream that cannot be read yet like any outage (cmd
+// strategyworker does, as the DB workers and spiders do), so the worker never scores a batch against a control
+// state older than the stream. What the commands mean here follows from the promise that no URL found is lost
+// (docs/reliability.md): a link or retry of a blocked host is scored and queued like any other, and the DB
+// workers keep it queued until the host is unblocked (dropping it would lose it: nothing finds it again once
+// the page that held it is crawled); it is counted in frontier_strategyworker_blocked_scheduled_total and the
+// stats line, so an operator sees how much a block holds back. Pause stops dispatch, not scoring: the strategy
+// workers drain the spider log, so that "every lag at 0" marks the consistent point docs/operations.md's backup
+// waits for.
+//
 // strategyworker sits at level L3: it imports the model, the codec, the bus, the state and strategy packages,
 // and no concrete store or bus; the caller (cmd/strategyworker, standalone) injects them.
 package strategyworker
@@ -132,8 +143,11 @@ type Deps struct {
 	// Fingerprint identifies a request whose meta has no fingerprint (the spider normally sets one).
 	Fingerprint func(rawURL string) (frontier.Fingerprint, error)
 	Partition   int // the spider-log partition this worker owns
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer
+	// Control, if set, is the run-time control state (control.State, package control), which the caller has
+	// read to the control stream's end before Run: see "Control" in the package doc.
+	Control    Control
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // Worker is one strategy worker. Build it with New and call Run once.
@@ -146,6 +160,7 @@ type Worker struct {
 	strat strategy.Strategy
 
 	nEvents, nScheduled, nBatches atomic.Int64 // running totals for the stats line
+	nBlocked                      atomic.Int64 // URLs of blocked hosts scheduled (frontier_strategyworker_blocked_scheduled_total)
 	// counters caches the strategy's counters; only the worker goroutine touches it.
 	counters *counters
 	scope    *scoper
@@ -186,6 +201,11 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		return nil, fmt.Errorf("strategyworker: %w", err)
 	}
 	return w, nil
+}
+
+// Control is the run-time control state a worker consults (control.State implements it).
+type Control interface {
+	Blocked(host string) bool
 }
 
 // Owners is the ownership group of the strategy workers of partition p (bus.Owner): two workers started for
@@ -641,6 +661,10 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
 	}
 	c.out = append(c.out, bus.Message{Key: []byte(r.Hostname()), Value: v})
+	if ctl := c.w.deps.Control; ctl != nil && ctl.Blocked(r.Hostname()) {
+		c.w.m.blocked.Inc() // queued all the same: the DB workers hold it until the host is unblocked
+		c.w.nBlocked.Add(1)
+	}
 	if first {
 		c.w.scope.scheduled(c, r, u)
 	}
@@ -666,7 +690,7 @@ func (w *Worker) statsLoop(ctx context.Context) {
 			attrs := []any{"batches", w.nBatches.Load(),
 				"events", ev, "events_per_s", rate(ev-prevEvents, secs),
 				"scheduled", sc, "scheduled_per_s", rate(sc-prevScheduled, secs),
-				"cache_entries", cs.Len, "cache_hits", cs.Hits, "cache_misses", cs.Misses}
+				"cache_entries", cs.Len, "cache_hits", cs.Hits, "cache_misses", cs.Misses, "blocked_scheduled", w.nBlocked.Load()}
 			w.log.Info("strategy worker stats", append(attrs, w.scope.droppedCounts()...)...)
 			prevEvents, prevScheduled = ev, sc
 		}

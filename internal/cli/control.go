@@ -19,7 +19,8 @@ const controlRemind = 30 * time.Second
 //
 // A control stream that cannot be read yet (Kafka down, the control topic not created yet) is waited out like
 // any outage (control.FollowWait): the process does not start its work without its control state, because a
-// spider or DB worker that ignored an earlier block or pause would fetch what the operator stopped. It returns
+// spider or DB worker that ignored an earlier block or pause would fetch what the operator stopped (and a
+// strategy worker would score against a control state older than the stream). It returns
 // an error only when ctx ends. Stop the follower before closing the bus.
 func FollowControl(ctx context.Context, b bus.Bus, env Env, role string) (*control.Follower, error) {
 	host, _ := os.Hostname()
