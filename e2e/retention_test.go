@@ -10,10 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/bustest"
@@ -64,7 +60,7 @@ func TestStrategyWorkerPastRetention(t *testing.T) {
 	out.Close()
 	bustest.ConsumeAndCommit(t, ctx, b, bus.SpiderLog, bus.GroupStrategyWorkerSpiderLog, []int{0}, 3)
 	// Retention deletes offsets 0-6 (DeleteRecords: what retention does, at once).
-	deleteRecordsBelow(t, ctx, env.Kafka.Brokers, env.Kafka.SpiderLog.Topic, 7)
+	bustest.DeleteRecords(t, ctx, env.Kafka.Brokers, env.Kafka.SpiderLog.Topic, 0, 7)
 
 	run := func() error {
 		w, err := strategyworker.New(strategyworker.DefaultConfig(), strategyworker.Deps{Bus: b, Codec: c, States: state.NewMemory(),
@@ -101,34 +97,5 @@ func TestStrategyWorkerPastRetention(t *testing.T) {
 	}()
 	if err := run(); err != nil && ctx.Err() == nil {
 		t.Fatalf("after accept-loss: %v", err)
-	}
-}
-
-// deleteRecordsBelow moves the log start of partition 0 of topic to offset (kafka-delete-records.sh's API).
-func deleteRecordsBelow(t *testing.T, ctx context.Context, brokers []string, topic string, offset int64) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrDeleteRecordsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewDeleteRecordsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
-	rp.Partition, rp.Offset = 0, offset
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range resp.Topics {
-		for _, pr := range tr.Partitions {
-			if err := kerr.ErrorForCode(pr.ErrorCode); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 }

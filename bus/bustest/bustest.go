@@ -10,7 +10,8 @@
 // arrives, in what order, on which partition. Group names are unique per test, so the suite can run against a
 // long-lived broker.
 //
-// It imports bus and the standard library only; it is meant for _test.go files.
+// It imports bus and the standard library only, but for DeleteRecords (kafka.go), which asks a Kafka broker
+// to delete records as retention would; it is meant for _test.go files.
 package bustest
 
 import (

@@ -10,46 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/bustest"
 )
-
-// deleteRecords moves the log start offset of topic's partition to offset with the DeleteRecords API (what
-// kafka-delete-records.sh does): the broker deletes the messages below it, as retention would, at once.
-func deleteRecords(t testing.TB, ctx context.Context, brokers []string, topic string, partition int32, offset int64) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrDeleteRecordsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewDeleteRecordsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
-	rp.Partition, rp.Offset = partition, offset
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("delete records of %s/%d below %d: %v", topic, partition, offset, err)
-	}
-	for _, tr := range resp.Topics {
-		for _, pr := range tr.Partitions {
-			if err := kerr.ErrorForCode(pr.ErrorCode); err != nil {
-				t.Fatalf("delete records of %s/%d below %d: %v", topic, pr.Partition, offset, err)
-			}
-			if pr.LowWatermark != offset {
-				t.Fatalf("delete records of %s/%d: log start %d, want %d", topic, pr.Partition, pr.LowWatermark, offset)
-			}
-		}
-	}
-}
 
 func TestOffsetLostKfake(t *testing.T) {
 	testOffsetLost(t, newKfake(t))
@@ -101,7 +65,7 @@ func testOffsetLost(t *testing.T, brokers []string) {
 	const group = "retention-test"
 	bustest.ConsumeAndCommit(t, ctx, b, bus.SpiderLog, group, []int{0, 1}, 3)
 
-	deleteRecords(t, ctx, brokers, topic, 1, 7)
+	bustest.DeleteRecords(t, ctx, brokers, topic, 1, 7)
 
 	losses, err := b.Losses(ctx, bus.SpiderLog, group)
 	if err != nil {
