@@ -5,6 +5,7 @@ package urlfrontier_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -24,13 +25,24 @@ import (
 //     the gateway as the DB worker's flow control releases them; until every URL was acknowledged or 4
 //     minutes passed.
 //
+// flow=on is the DB worker's default (its per-host flow control sizes a host's batches by how fast its outcomes
+// come back, as for spiders); flow=off (db_worker.flow.enabled false) sends each batch with the fixed per_host
+// cap as soon as the gateway's partition has room, which the gateway's feed lag and MaxHeld bound.
+//
 // Run it once: go test -tags integration -run '^$' -bench ClusterGateway -benchtime 1x ./urlfrontier/
 func BenchmarkClusterGateway(b *testing.B) {
+	for _, flow := range []bool{true, false} {
+		b.Run(fmt.Sprintf("flow=%s", map[bool]string{true: "on", false: "off"}[flow]), func(b *testing.B) { benchClusterGateway(b, flow) })
+	}
+}
+
+func benchClusterGateway(b *testing.B, flow bool) {
 	const n = 100_000
 	for b.Loop() {
 		env := cluster.New(b, "ufb", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
 		roles := cluster.FastRoles()
 		roles.NoSpiders = true
+		roles.DBWorker.Flow.Enabled = flow
 		c := cluster.Start(b, context.Background(), env, roles)
 		addr := freePort(b)
 		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1})

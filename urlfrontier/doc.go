@@ -1,6 +1,7 @@
 // Package urlfrontier serves the URLFrontier v2 gRPC API (crawler-commons url-frontier: package urlfrontier,
 // service URLFrontier, every RPC) so that crawlers in other stacks (StormCrawler, Python or Go fetchers,
-// browser farms) use Frontier as their frontier. `standalone --urlfrontier ADDR` runs it (docs/urlfrontier.md).
+// browser farms) use Frontier as their frontier. `standalone --urlfrontier ADDR` and cmd/urlfrontier run it
+// (docs/urlfrontier.md).
 //
 // urlfrontierpb/urlfrontier.proto is Frontier's own transcription of the published API, wire-compatible
 // (same names and numbers); the Go code generated from it is committed, and gen.sh regenerates it.
@@ -14,15 +15,23 @@
 // skipped), and publishes what clients report on the spider log (gateway.go). Server and the conformance suite
 // (conformance_test.go) are the same over both.
 //
-// # What the standalone's Store is, and is not yet
+// # Where it runs, and what it is not yet
 //
-// Store keeps the URLFrontier frontier in a Pebble database of its own (standalone.data_dir/urlfrontier),
-// beside the standalone's crawl, not inside it: URLs put through the API are not scored by a strategy worker,
-// do not pass the crawl's URL-seen test and do not reach the spider log, and the standalone's spiders never
-// fetch them. The full design (the service standing where a spider stands, owning spider-feed
-// partitions and publishing page_crawled / links_extracted) is not built yet; docs/urlfrontier.md says what
-// it needs. What Store does give is the API's semantics, plus durability the reference service lacks: leases,
-// delays, blocks, limits and SetActive are stored and outlive a restart.
+// `standalone --urlfrontier ADDR` without seeds runs a Gateway over the standalone's own streams and stores
+// (no spider; the gateway owns every feed partition); on the cluster cmd/urlfrontier runs the Gateway of one
+// feed partition in place of its spider. Either way a discovered URL goes round the crawl's loop (the
+// strategy worker's URL-seen test and scope, the DB worker's queue) before GetURLs hands it out, and a
+// known put is the page_crawled a spider would send. The Gateway commits a feed offset once the request is
+// durable in its store, not once its outcome is on the spider log as a spider does: a URL a client never
+// reports would otherwise hold the partition's commit, and with it the DB worker's batches; the price is that
+// a standby on another machine does not see what a dead gateway held (docs/urlfrontier.md).
+//
+// Not yet: with seeds, the standalone's spiders own the feed and the API is served by a separate Store beside
+// the crawl, which the spiders never see; a gateway does not follow the control stream; listings and deletes
+// are the gateway's store's, not the crawl's states and metadata.
+//
+// What the Store gives beyond the reference service: leases, delays, blocks, limits and SetActive are stored
+// and outlive a restart.
 //
 // # Semantics
 //

@@ -35,6 +35,10 @@ const (
 	MetaKeyMetadata = "frontier_uf_meta"
 )
 
+// GatewayPutBatch is the Server's batch over a Gateway (ServerDeps.PutBatch): a Put waits for the spider log's
+// acknowledgement, so a stream's throughput is its batch over a round trip to Kafka.
+const GatewayPutBatch = 16384
+
 // GatewayConfig configures a Gateway.
 type GatewayConfig struct {
 	// Store is the local store of the queues, leases, delays, blocks and limits (its Dir is required).

@@ -20,6 +20,8 @@ type ServeConfig struct {
 	Registerer prometheus.Registerer
 	// Listening, if set, is called with the address the service listens on once it accepts calls.
 	Listening func(addr string)
+	// PutBatch is ServerDeps.PutBatch (0: DefaultPutBatch; ServeBackend over a Gateway: GatewayPutBatch).
+	PutBatch int
 }
 
 // Serve opens the store, serves the URLFrontier API on cfg.Addr until ctx ends, then stops the server
@@ -47,7 +49,11 @@ func ServeBackend(ctx context.Context, st Backend, cfg ServeConfig, log *slog.Lo
 		return fmt.Errorf("urlfrontier: listen on %s: %w", cfg.Addr, err)
 	}
 	addr := ln.Addr().String()
-	srv := NewServer(ServerDeps{Backend: st, Logger: log, Level: level, Nodes: []string{addr}, Registerer: cfg.Registerer})
+	batch := cfg.PutBatch
+	if _, ok := st.(*Gateway); ok && batch == 0 {
+		batch = GatewayPutBatch
+	}
+	srv := NewServer(ServerDeps{Backend: st, Logger: log, Level: level, Nodes: []string{addr}, Registerer: cfg.Registerer, PutBatch: batch})
 	g := grpc.NewServer(srv.Interceptors()...)
 	srv.Register(g)
 	done := make(chan error, 1)

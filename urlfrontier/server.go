@@ -17,9 +17,10 @@ import (
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
-// putBatch is how many URLs one Backend.Put call takes at most: a stream's items that arrived while the
-// previous batch was written go in one write (one fsync), which is where PutURLs' throughput comes from.
-const putBatch = 1024
+// DefaultPutBatch is how many URLs one Backend.Put call takes at most unless ServerDeps.PutBatch says
+// otherwise: a stream's items that arrived while the previous batch was written go in one write (one fsync),
+// which is where PutURLs' throughput comes from.
+const DefaultPutBatch = 1024
 
 // Server is the gRPC URLFrontier service over a Backend.
 type Server struct {
@@ -29,6 +30,7 @@ type Server struct {
 	level *slog.LevelVar
 	nodes []string
 	m     *metrics
+	batch int
 }
 
 // ServerDeps are what a Server is built from.
@@ -41,6 +43,10 @@ type ServerDeps struct {
 	Nodes []string
 	// Registerer receives the frontier_urlfrontier_* metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// PutBatch is how many URLs of a stream one Backend.Put takes at most (0: DefaultPutBatch). A Gateway,
+	// whose Put waits for the spider log's acknowledgement (a network round trip), wants more than a Store,
+	// whose Put waits for an fsync.
+	PutBatch int
 }
 
 // NewServer returns the service; register it with Register.
@@ -49,7 +55,10 @@ func NewServer(d ServerDeps) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{b: d.Backend, log: log, level: d.Level, nodes: d.Nodes, m: newMetrics(d.Registerer)}
+	s := &Server{b: d.Backend, log: log, level: d.Level, nodes: d.Nodes, m: newMetrics(d.Registerer), batch: d.PutBatch}
+	if s.batch <= 0 {
+		s.batch = DefaultPutBatch
+	}
 	return s
 }
 
@@ -177,8 +186,8 @@ func (s *Server) GetURLs(p *pb.GetParams, stream grpc.ServerStreamingServer[pb.U
 
 // recvLoop receives a client stream on its own goroutine, so that the items that arrive while a batch is
 // written are there to form the next batch.
-func recvLoop[T any](ctx context.Context, recv func() (*T, error)) (<-chan *T, *error) {
-	ch := make(chan *T, putBatch)
+func recvLoop[T any](ctx context.Context, recv func() (*T, error), buffer int) (<-chan *T, *error) {
+	ch := make(chan *T, buffer)
 	var rerr error
 	go func() {
 		defer close(ch)
@@ -228,12 +237,12 @@ func gather[T any](ch <-chan *T, max int, weigh func(*T) int) (batch []*T, ok bo
 // (SKIPPED: already known when discovered, or invalid) or not written (FAIL: send it again).
 func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessage]) error {
 	ctx := stream.Context()
-	ch, rerr := recvLoop(ctx, stream.Recv)
+	ch, rerr := recvLoop(ctx, stream.Recv, s.batch)
 	one := func(*pb.URLItem) int { return 1 }
-	puts := make([]Put, 0, putBatch)
-	idx := make([]int, 0, putBatch)
+	puts := make([]Put, 0, s.batch)
+	idx := make([]int, 0, s.batch)
 	for {
-		batch, ok := gather(ch, putBatch, one)
+		batch, ok := gather(ch, s.batch, one)
 		if !ok {
 			break
 		}
@@ -278,10 +287,10 @@ func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessa
 // PutDiscovered implements the RPC: one BatchAck per batch, a status per URL in order.
 func (s *Server) PutDiscovered(stream grpc.BidiStreamingServer[pb.DiscoveredBatch, pb.BatchAck]) error {
 	ctx := stream.Context()
-	ch, rerr := recvLoop(ctx, stream.Recv)
+	ch, rerr := recvLoop(ctx, stream.Recv, s.batch)
 	weigh := func(b *pb.DiscoveredBatch) int { return len(b.GetItems()) }
 	for {
-		batches, ok := gather(ch, putBatch, weigh)
+		batches, ok := gather(ch, s.batch, weigh)
 		if !ok {
 			break
 		}
