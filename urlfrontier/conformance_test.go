@@ -174,7 +174,7 @@ func crawlParams(crawl string) *pb.GetParams {
 	return &pb.GetParams{Item: &pb.GetParams_CrawlID{CrawlID: crawl}}
 }
 
-func must[T any](t *testing.T) func(T, error) T {
+func must[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
 		if err != nil {
@@ -185,7 +185,7 @@ func must[T any](t *testing.T) func(T, error) T {
 }
 
 // wait blocks for d (the suite's only waits: leases, delays and blocks are whole seconds on the wire).
-func wait(t *testing.T, d time.Duration) {
+func wait(t testing.TB, d time.Duration) {
 	select {
 	case <-time.After(d):
 	case <-t.Context().Done():
@@ -195,16 +195,21 @@ func wait(t *testing.T, d time.Duration) {
 // arrived waits until crawl holds n URLs (CountURLs), within a minute. A standalone holds what was put at
 // once; the cluster gateway holds a discovered URL once the loop brought it back (the spider log, the strategy
 // worker, the scoring log, the DB worker's queue and the spider feed).
-func arrived(t *testing.T, c pb.URLFrontierClient, crawl string, n uint64) {
+func arrived(t testing.TB, c pb.URLFrontierClient, crawl string, n uint64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	arrivedWithin(t, c, crawl, n, time.Minute)
+}
+
+func arrivedWithin(t testing.TB, c pb.URLFrontierClient, crawl string, n uint64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		got := must[*pb.Long](t)(c.CountURLs(t.Context(), &pb.CountUrlParams{CrawlID: crawl}))
 		if got.Value >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("crawl %q holds %d URLs after a minute, want %d", crawl, got.Value, n)
+			t.Fatalf("crawl %q holds %d URLs after %v, want %d", crawl, got.Value, d, n)
 		}
 		wait(t, 50*time.Millisecond)
 	}
