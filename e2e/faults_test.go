@@ -269,14 +269,21 @@ func TestFaults(t *testing.T) {
 }
 
 // faultSeed is the seed of a run's random moments: FRONTIER_FAULT_SEED when set (to replay a run), else the
-// clock. It is logged either way.
+// clock. It is logged either way. The variable is then removed from the test's environment until the test ends:
+// the role binaries inherit it, and they read every FRONTIER_* variable but FRONTIER_TEST_* as a configuration
+// key (configs/load.go), so they would refuse to start.
 func faultSeed(t *testing.T) int64 {
 	t.Helper()
+	const name = "FRONTIER_FAULT_SEED"
 	seed := time.Now().UnixNano()
-	if v := os.Getenv("FRONTIER_FAULT_SEED"); v != "" {
+	if v, ok := os.LookupEnv(name); ok {
+		if err := os.Unsetenv(name); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Setenv(name, v) })
 		var err error
 		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			t.Fatalf("FRONTIER_FAULT_SEED=%q: %v", v, err)
+			t.Fatalf("%s=%q: %v", name, v, err)
 		}
 	}
 	t.Logf("random moments from FRONTIER_FAULT_SEED=%d (set it to replay them)", seed)
@@ -316,6 +323,10 @@ func startRoleCluster(t *testing.T, ctx context.Context, name string, wcfg web.C
 		rc.startSpider(p)
 	}
 	cluster.WaitFor(t, ctx, "both DB workers to own a share of every role", func() bool {
+		if len(rc.Unexpected()) > 0 {
+			rc.CheckAlive()
+			t.FailNow()
+		}
 		return a.LogCount("owning partitions") >= 3 && b.LogCount("owning partitions") >= 3
 	})
 	return rc
