@@ -33,6 +33,7 @@ type cutProxy struct {
 	conns   map[net.Conn]bool
 	answers int           // answers forwarded since cutAtAnswer
 	cutAt   int           // cut before answer cutAt (0: never)
+	downAt  int           // deliver answer downAt, with every upstream connection closed first (0: never)
 	cutNow  chan struct{} // closed when the armed cut happened
 	refused chan struct{} // closed at the first connection refused while down (the client is retrying)
 	wg      sync.WaitGroup
@@ -105,6 +106,24 @@ func (p *cutProxy) answer(c, up net.Conn) {
 		}
 		p.mu.Lock()
 		p.answers++
+		if p.downAt > 0 && p.answers == p.downAt {
+			// Nothing the client sends after this answer reaches the server: the upstream connections close
+			// before the answer is delivered, and new ones are refused until heal.
+			p.down, p.downAt = true, 0
+			if p.refused == nil {
+				p.refused = make(chan struct{})
+			}
+			for conn := range p.conns {
+				if conn != c {
+					conn.Close()
+				}
+			}
+			clear(p.conns)
+			close(p.cutNow)
+			p.mu.Unlock()
+			_, _ = c.Write(append(hdr, body...))
+			return
+		}
 		if p.cutAt > 0 && p.answers == p.cutAt {
 			p.cutLocked()
 			close(p.cutNow)
@@ -145,6 +164,15 @@ func (p *cutProxy) cutAtAnswer(k int) (cutNow <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.answers, p.cutAt, p.cutNow = 0, k, make(chan struct{})
+	return p.cutNow
+}
+
+// downAfterAnswer arms a cut after the k-th answer from now: that answer reaches the client, the client's next
+// request does not reach the server. The returned channel is closed when the cut happened.
+func (p *cutProxy) downAfterAnswer(k int) (cutNow <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answers, p.downAt, p.cutNow = 0, k, make(chan struct{})
 	return p.cutNow
 }
 
