@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/configs"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
@@ -173,6 +175,12 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	cfg.Spider.Delay = spec.Delay
 	cfg.DBWorker.Flow.Enabled = !spec.NoFlow
 	cfg.StrategyWorker.Scope.Follow = scope.FollowAny
+	// cmd/standalone's soft memory limit (standalone.memory_limit), which standalone.Run leaves to its caller;
+	// GOMEMLIMIT in the environment wins, as there. Without it the child's peak RSS was not the one a user of
+	// cmd/standalone with the default settings sees.
+	if lim := configs.DefaultConfig().Standalone.MemoryLimit; lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(lim)
+	}
 	if spec.Profile != "" {
 		f, err := os.Create(spec.Profile)
 		if err != nil {
