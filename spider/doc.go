@@ -156,8 +156,9 @@
 // # Stats and metrics
 //
 // A "spider stats" line every Config.StatsInterval (pages, pages_per_min, bytes_per_s, links, errors by class,
-// in_flight, pending (requests open, see Flow), uncommitted (offsets past the commit), queued, hosts, body_mb_in_memory and body_spills (see Memory), duplicates dropped,
-// largest host queues) and Prometheus metrics frontier_spider_*.
+// in_flight, pending (requests open, see Flow), uncommitted (offsets past the commit), queued, hosts,
+// body_mb_in_memory and body_spills (see Memory), duplicates dropped, largest host queues) and Prometheus
+// metrics frontier_spider_*.
 //
 // # Imports and concurrency
 //
