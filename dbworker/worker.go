@@ -16,8 +16,9 @@
 // reads every outcome (the links role over the whole spider log), each host's share of a batch follows its
 // demand (flow.go, Config.Flow): enough requests to keep it busy for one round of the loop, sized by Little's
 // law from the measured time between its outcomes, less what it still has at the spider; elsewhere a host gets
-// Config.PerHost per batch. A partition whose spider is gone keeps its lag, so it stops
-// receiving batches, and its rows stay in the queue.
+// Config.PerHost per batch (flow.go says why with several DB workers). A partition whose spider is gone stops
+// receiving batches (its lag stays; with the flow, the requests it was sent stay unanswered), and its rows stay
+// in the queue.
 //
 // Every consumer commits its offset only after the batch's effects are durable (queue or metadata written),
 // so a crash replays; replays are idempotent.
