@@ -38,7 +38,6 @@ func BenchmarkClusterGateway(b *testing.B) {
 }
 
 func benchClusterGateway(b *testing.B, flow bool) {
-	const n = 100_000
 	for b.Loop() {
 		env := cluster.New(b, "ufb", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
 		roles := cluster.FastRoles()
@@ -47,6 +46,30 @@ func benchClusterGateway(b *testing.B, flow bool) {
 		c := cluster.Start(b, context.Background(), env, roles)
 		addr := freePort(b)
 		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1})
+		benchGateway(b, addr, !flow)
+		gw.stop(b)
+	}
+}
+
+// BenchmarkStandaloneGateway is BenchmarkClusterGateway's flow=off against `standalone --urlfrontier` (no
+// seeds: the gateway over the standalone's own streams and stores, db_worker.flow.enabled false). It needs no
+// server, but sits beside the cluster's under the integration tag: it takes minutes.
+//
+// Run it once: go test -tags integration -run '^$' -bench StandaloneGateway -benchtime 1x ./urlfrontier/
+func BenchmarkStandaloneGateway(b *testing.B) {
+	for b.Loop() {
+		addr := freePort(b)
+		sa := startStandalone(b, b.TempDir(), addr, "db_worker.flow.enabled=false")
+		benchGateway(b, addr, true)
+		sa.stop(b)
+	}
+}
+
+// benchGateway runs the phases against the gateway at addr; arrive waits for every URL to come round the loop
+// before GetURLs + ack.
+func benchGateway(b *testing.B, addr string, arrive bool) {
+	const n = 100_000
+	{
 		cl := dial(b, addr)
 		ctx := context.Background()
 		if _, err := cl.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}); err != nil {
@@ -71,7 +94,7 @@ func benchClusterGateway(b *testing.B, flow bool) {
 		b.ReportMetric(n/wall.Seconds(), "put-URLs/s")
 		b.ReportMetric(cpu.Seconds()/(n/1000), "put-cpu-s/1000URLs")
 
-		if !flow {
+		if arrive {
 			// Without the flow the loop brings every URL to the gateway without waiting for outcomes: the
 			// loop's own rate (strategy workers, DB worker, HBase, Kafka), then GetURLs + ack on the gateway
 			// alone.
@@ -129,6 +152,5 @@ func benchClusterGateway(b *testing.B, flow bool) {
 		b.ReportMetric(float64(got), "getack-URLs")
 		b.ReportMetric(float64(got)/wall.Seconds(), "getack-URLs/s")
 		b.ReportMetric(cpu.Seconds()/(float64(got)/1000), "getack-cpu-s/1000URLs")
-		gw.stop(b)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/urlfrontier"
+	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
 // gateway is one run of the cluster gateway in this test process, as cmd/urlfrontier runs it: the Gateway
@@ -72,4 +73,44 @@ func TestConformanceCluster(t *testing.T) {
 		gw.stop(t)
 		gw = startGateway(t, c, dir, addr, []int{0, 1})
 	}})
+}
+
+// TestGatewayBinary runs cmd/urlfrontier as an operator does (the spider's configuration, --partition-id,
+// --addr) beside the cluster's strategy workers and DB worker: a discovered URL comes round the loop to it, a
+// lease it handed out survives a SIGKILL and restart of the process, and the known put is acknowledged.
+func TestGatewayBinary(t *testing.T) {
+	env := cluster.New(t, "ufbin", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+	roles := cluster.FastRoles()
+	roles.NoSpiders = true
+	cluster.Start(t, t.Context(), env, roles)
+	dir := t.TempDir()
+	bin := cluster.Build(t, t.Context(), "./cmd/urlfrontier")
+	cfg := env.WriteConfig(t, filepath.Join(dir, "configs"), "spider.yaml", "log: {level: info, format: text}\nmetrics: {addr: \"127.0.0.1:0\"}\nspider: {state_dir: "+filepath.Join(dir, "state")+"}\n")
+	procs := cluster.NewProcs(t, filepath.Join(dir, "logs"))
+	addr := freePort(t)
+	cmd := cluster.Cmd{Path: filepath.Join(bin, "urlfrontier"), Args: []string{"--addr", addr, "--config", cfg, "--partition-id", "0"}, CleanEnv: true}
+	p := procs.Start("urlfrontier", cmd)
+	c := dial(t, addr)
+	ctx := t.Context()
+	must[*pb.Empty](t)(c.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}))
+	if acks := putURLs(t, c, discovered(info("", "", "http://bin.test/1"))); acks[0].Status != pb.AckMessage_OK {
+		t.Fatalf("put: %v", acks[0])
+	}
+	arrived(t, c, "", 1)
+	if got := urls(getURLs(t, c, &pb.GetParams{DelayRequestable: 3600})); len(got) != 1 || got[0] != "http://bin.test/1" {
+		t.Fatalf("GetURLs = %v", got)
+	}
+	p.Kill()
+	<-p.Done()
+	procs.Start("urlfrontier", cmd)
+	c = dial(t, addr)
+	if got := getURLs(t, c, &pb.GetParams{}); len(got) != 0 {
+		t.Fatalf("after kill -9 and a restart, a leased URL was handed out again: %v", urls(got))
+	}
+	if acks := putURLs(t, c, known(info("", "", "http://bin.test/1"), 0)); acks[0].Status != pb.AckMessage_OK {
+		t.Fatalf("known put: %v", acks[0])
+	}
+	if st := must[*pb.Stats](t)(c.GetStats(ctx, &pb.QueueWithinCrawlParams{})); st.Counts["completed"] != 1 || st.Size != 0 {
+		t.Errorf("GetStats = %v", st)
+	}
 }

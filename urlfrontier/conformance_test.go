@@ -48,17 +48,20 @@ func freePort(t testing.TB) string {
 	return addr
 }
 
-func startStandalone(t *testing.T, dir, addr string) *standalone {
+func startStandalone(t testing.TB, dir, addr string, sets ...string) *standalone {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &standalone{cancel: cancel, done: make(chan error, 1)}
 	args := []string{"--config", "../configs/standalone.yaml", "--set", "metrics.addr=127.0.0.1:0",
 		"--set", "standalone.data_dir=" + dir, "--set", "log.level=warn", "--urlfrontier", addr}
+	for _, kv := range sets {
+		args = append(args, "--set", kv)
+	}
 	go func() { s.done <- launch.Run(ctx, "standalone", args) }()
 	return s
 }
 
-func (s *standalone) stop(t *testing.T) {
+func (s *standalone) stop(t testing.TB) {
 	t.Helper()
 	s.cancel()
 	if err := <-s.done; err != nil {
