@@ -308,6 +308,9 @@ func TestStreamedBody(t *testing.T) {
 			if f.budget.spills.Load() != 0 {
 				t.Errorf("%d spills, want none in stream mode", f.budget.spills.Load())
 			}
+			if tc.streamed && f.budget.inUse() != 0 {
+				t.Errorf("streamed: %d bytes still reserved, want none (the reservation ends when streaming starts)", f.budget.inUse())
+			}
 			if tc.streamed {
 				if out.Body != nil || out.linksDone != tc.links {
 					t.Errorf("streamed: body of %d bytes kept, links extracted %v; want none kept, %v", len(out.Body), out.linksDone, tc.links)

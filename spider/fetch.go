@@ -341,6 +341,10 @@ func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, o
 	limit := f.cfg.MaxBodyBytes
 	hr := &digestReader{r: io.MultiReader(bytes.NewReader(w.buf), bytes.NewReader(w.pending), lr), h: sha1.New()}
 	body := io.LimitReader(hr, limit)
+	// As a spill does, streaming gives the memory reservation back: from here on the fetch holds only the
+	// prefix, read once and dropped, and the parser's buffer, so a slow stream keeps no budget from others.
+	w.budget.release(w.reserved)
+	w.reserved = 0
 	if _, html := contentType(resp.Header.Get("Content-Type"), w.head); html && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if u, err := url.Parse(out.URL); err == nil {
 			out.Links = links.ExtractReader(u, body, links.Options{MaxLinks: f.cfg.MaxLinksPerPage})
