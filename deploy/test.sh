@@ -14,9 +14,9 @@
 #      ground-truth check
 #   5. the fault suite (e2e TestFaults, about 8 minutes): one crawl by the role binaries through a SIGKILL of
 #      each role, a Kafka restart and HBase outages of 10, 40 and 90 s, in an order and at moments drawn from a
-#      seed it logs (FRONTIER_FAULT_SEED=N replays them); it restarts the servers of step 3 when this run
-#      started both, or else a pair of its own on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT),
-#      stopped afterwards
+#      seed it logs (to replay them, run it alone with FRONTIER_FAULT_SEED=N: docs/reliability.md); it restarts
+#      the servers of step 3 when this run started both, or else a pair of its own on other ports (in
+#      $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT), stopped afterwards
 #   6. stops the servers it started, also on failure or interrupt; servers that were already running
 #      are left running
 #
