@@ -108,7 +108,7 @@ type Bus interface {
 }
 
 // MalformedReporter is implemented by consumers that count and log the messages their caller could not decode.
-// Every consumer in bus/kafkabus and bus/membus implements it; a wrapping consumer should forward it.
+// Every consumer in bus/kafkabus, bus/pebblebus and bus/membus implements it; a wrapping consumer should forward it.
 type MalformedReporter interface {
 	// Malformed records that m could not be decoded because of err: a counter is incremented and the stream,
 	// group, partition and offset are logged. It never fails.

@@ -1,8 +1,9 @@
 // Package web serves a synthetic multi-host website on loopback addresses, with a known link graph: the ground
 // truth that spider and end-to-end tests compare a crawl with, and a server that measures how it was crawled.
 // It is a test helper: import it from _test.go files and benchmarks. The one exception is the standalone's
-// --demo (package launch and cmd/standalone), which serves this synthetic web so that the quick start crawls
-// something real without a network; internal/archtest lists the exceptions. It imports no Frontier package.
+// --demo (package launch, which cmd/standalone runs), which serves this synthetic web so that the quick start
+// crawls something real without a network; internal/archtest lists the exception. It imports no Frontier
+// package.
 //
 // # Quick start
 //

@@ -60,7 +60,7 @@ var partitionUsers = []string{"bus", "bus/*", "partition"}
 
 // testOnlyExceptions may import a test-only package from non-test code: standalone's --demo serves the
 // synthetic web so that the quick start crawls something real without a network.
-var testOnlyExceptions = map[[2]string]bool{{"cmd/standalone", "frontiertest/web"}: true, {"launch", "frontiertest/web"}: true}
+var testOnlyExceptions = map[[2]string]bool{{"launch", "frontiertest/web"}: true}
 
 // clients are third-party network clients and the packages allowed to import them.
 var clients = map[string][]string{
