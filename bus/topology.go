@@ -115,7 +115,7 @@ var topology = []Spec{
 		Key:        "the command's op",
 		Routed:     true, // everything goes to partition 0
 		Partitions: "1 (commands are ordered)",
-		Groups:     []Group{{Reader: "every DB worker and spider", Reads: ReadsReplay}},
+		Groups:     []Group{{Reader: "every DB worker, strategy worker and spider", Reads: ReadsReplay}},
 		Optional:   true,
 	},
 }
