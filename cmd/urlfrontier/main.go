@@ -1,8 +1,9 @@
 // Command urlfrontier runs the URLFrontier gateway of a cluster: a spider whose fetchers are URLFrontier
 // clients (StormCrawler, any gRPC fetcher). It owns spider-feed partition N in place of spider N, serves the
 // URLFrontier v2 gRPC API on --addr, leases the partition's requests to GetURLs, and publishes what clients
-// report on the spider log (PutURLs known → page_crawled, discovered → links_extracted), so the strategy
-// workers and the DB workers run exactly as for spiders (package urlfrontier, Gateway; docs/urlfrontier.md).
+// report on the spider log (PutURLs known → page_crawled, discovered → links_extracted, or add_seeds when the
+// client names no source page), so the strategy workers and the DB workers run exactly as for spiders
+// (package urlfrontier, Gateway; docs/urlfrontier.md).
 //
 // Usage: urlfrontier --addr HOST:PORT --config configs/spider.yaml --partition-id N [--set key=value]…
 //
