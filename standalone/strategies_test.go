@@ -58,8 +58,14 @@ func depths(site *web.Site, seeds []string) map[string]int {
 }
 
 // TestDiscoveryCrawl crawls a 12-host web from every home page with the discovery strategy and a budget of 8
-// pages per domain: every host's home page is fetched before any page at depth 2 (as the server's request
-// logs record the order), every host is reached, and no host gets more pages than its budget.
+// pages per domain: on every host the home page is fetched before any of its pages at depth 2 (as the host's
+// request log records the order), every host is reached, and no host gets more pages than its budget.
+//
+// The order is checked per host because that is what the frontier decides: a host's URLs are scored by one
+// strategy worker in the order they were found, queued by score and fetched by one spider in the order its
+// feed gives them. Across hosts, fetch times also depend on how two spiders and their hosts are scheduled
+// (a home page fetched 42 ms after another host's depth-2 page was seen once under -race on a loaded
+// machine), which no frontier orders.
 func TestDiscoveryCrawl(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.Seed = true, 12, 20, 7
@@ -88,11 +94,11 @@ func TestDiscoveryCrawl(t *testing.T) {
 	t.Logf("summary: %+v", sum)
 
 	depth := depths(site, site.Seeds())
-	var firstDeep time.Time
-	var deepURL string
-	homes := map[string]time.Time{}
+	deep := 0
 	for _, h := range site.Hosts() {
 		n := 0
+		var home, firstDeep time.Time
+		var deepURL string
 		for _, r := range h.Requests() {
 			if r.Target == "/robots.txt" {
 				continue
@@ -100,7 +106,7 @@ func TestDiscoveryCrawl(t *testing.T) {
 			n++
 			u := h.Origin + r.Target
 			if r.Target == "/" {
-				homes[h.Name] = r.Start
+				home = r.Start
 			}
 			if depth[u] >= 2 && (firstDeep.IsZero() || r.Start.Before(firstDeep)) {
 				firstDeep, deepURL = r.Start, u
@@ -112,17 +118,18 @@ func TestDiscoveryCrawl(t *testing.T) {
 		if n < 8 {
 			t.Errorf("%s: %d pages fetched, want the budget of 8 (every host has more pages)", h.Name, n)
 		}
-	}
-	if firstDeep.IsZero() {
-		t.Fatal("no page at depth 2 was fetched")
-	}
-	for _, h := range site.Hosts() {
-		at, ok := homes[h.Name]
-		if !ok {
+		switch {
+		case home.IsZero():
 			t.Errorf("%s: home page never fetched", h.Name)
-		} else if !at.Before(firstDeep) {
-			t.Errorf("%s: home page fetched at %v, after the first depth-2 page %s at %v", h.Name, at, deepURL, firstDeep)
+		case firstDeep.IsZero():
+		case !home.Before(firstDeep):
+			t.Errorf("%s: home page fetched at %v, after its depth-2 page %s at %v", h.Name, home, deepURL, firstDeep)
+		default:
+			deep++
 		}
+	}
+	if deep == 0 {
+		t.Fatal("no host had a page at depth 2 fetched: the order was never tested")
 	}
 }
 
