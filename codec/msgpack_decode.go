@@ -24,24 +24,13 @@ func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
 }
 
 // DecodeMessage decodes one tagged message. An unknown or str-typed tag wraps ErrUnknownTag.
-func (Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
-	d := mpReader{b: bytes.Clone(p)}
-	m, name, err := d.message()
-	if err == nil {
-		err = d.end()
-	}
-	if err != nil {
-		if name == "" {
-			return nil, fmt.Errorf("codec: msgpack: %w", err)
-		}
-		return nil, fmt.Errorf("codec: msgpack: %s: %w", name, err)
-	}
-	return m, nil
+func (m Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
+	return m.DecodeMessageLinksMeta(p, nil)
 }
 
 // DecodeMessageLinksMeta implements LinksMetaDecoder: DecodeMessage, except that the meta map of every link
 // of a links_extracted keeps only the entries whose key keep accepts; the others are checked for structure
-// and skipped without being built.
+// and skipped without being built. A nil keep keeps every entry (DecodeMessage).
 func (Msgpack) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error) {
 	d := mpReader{b: bytes.Clone(p), linksKeep: keep}
 	m, name, err := d.message()
