@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -112,21 +111,7 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 		deadline := t0.Add(4 * time.Minute)
 		got := 0
 		for got < n && time.Now().Before(deadline) {
-			gs, err := cl.GetURLs(ctx, &pb.GetParams{MaxQueues: 1000, MaxUrlsPerQueue: 10, DelayRequestable: 60})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var batch []*pb.URLInfo
-			for {
-				u, err := gs.Recv()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				batch = append(batch, u)
-			}
+			batch := getURLs(b, cl, &pb.GetParams{MaxQueues: 1000, MaxUrlsPerQueue: 10, DelayRequestable: 60})
 			if len(batch) == 0 {
 				select {
 				case <-time.After(10 * time.Millisecond):
@@ -135,16 +120,7 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 				}
 				continue
 			}
-			for _, u := range batch {
-				if err := acks.Send(known(u, 0)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for range batch {
-				if _, err := acks.Recv(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			ackDone(b, acks, batch)
 			got += len(batch)
 		}
 		wall, cpu = time.Since(t0), cpuTime()-c0

@@ -152,6 +152,22 @@ func BenchmarkPutURLs(b *testing.B) {
 	}
 }
 
+// ackDone sends a PutURLs known with refetchable_from_date 0 (done) for every URL of batch on acks and waits
+// for as many acknowledgements: the acknowledging half of a crawl loop's cycle.
+func ackDone(b testing.TB, acks pb.URLFrontier_PutURLsClient, batch []*pb.URLInfo) {
+	b.Helper()
+	for _, u := range batch {
+		if err := acks.Send(known(u, 0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range batch {
+		if _, err := acks.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGetAck: a crawl loop over 1,000 queues of 200 URLs each: GetURLs (up to 10 URLs from each of up to
 // 100 queues) and a PutURLs known (refetchable_from_date 0: done) for every URL received, on one client. One
 // op is one cycle.
@@ -174,34 +190,11 @@ func BenchmarkGetAck(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		c0 := cpuTime()
-		gs, err := c.GetURLs(ctx, &pb.GetParams{MaxQueues: 100, MaxUrlsPerQueue: 10, DelayRequestable: 60})
-		if err != nil {
-			b.Fatal(err)
-		}
-		var batch []*pb.URLInfo
-		for {
-			u, err := gs.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			batch = append(batch, u)
-		}
+		batch := getURLs(b, c, &pb.GetParams{MaxQueues: 100, MaxUrlsPerQueue: 10, DelayRequestable: 60})
 		if len(batch) == 0 {
 			b.Fatal("the frontier ran dry: raise perQueue")
 		}
-		for _, u := range batch {
-			if err := acks.Send(known(u, 0)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for range batch {
-			if _, err := acks.Recv(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		ackDone(b, acks, batch)
 		got += int64(len(batch))
 		cpu += cpuTime() - c0
 	}

@@ -144,7 +144,7 @@ func statuses(acks []*pb.AckMessage) []pb.AckMessage_Status {
 	return out
 }
 
-func getURLs(t *testing.T, c pb.URLFrontierClient, p *pb.GetParams) []*pb.URLInfo {
+func getURLs(t testing.TB, c pb.URLFrontierClient, p *pb.GetParams) []*pb.URLInfo {
 	t.Helper()
 	st, err := c.GetURLs(t.Context(), p)
 	if err != nil {
