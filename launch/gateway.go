@@ -66,11 +66,21 @@ func runGateway(ctx context.Context, env cli.Env, addr string) error {
 	}
 	defer closeConns()
 
+	// The control state, read to the control stream's end before the first URL is taken or handed out (a
+	// stream that cannot be read yet is waited out), as a spider does: a gateway that ignored an earlier block
+	// or pause would hand out what the operator stopped (urlfrontier.Control).
+	ctl, err := cli.FollowControl(ctx, cn.bus, env, "urlfrontier")
+	if err != nil {
+		return err
+	}
+	defer ctl.Stop()
+
 	gcfg := urlfrontier.DefaultGatewayConfig()
 	gcfg.Partitions = []int{env.PartitionID}
 	gcfg.Store.Dir = filepath.Join(cfg.Spider.StateDir, fmt.Sprintf("urlfrontier-%d", env.PartitionID))
 	log := env.Logger.With("component", "urlfrontier")
-	g, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: cn.bus, Codec: cn.codec, Identity: cn.id, Logger: log, Registerer: env.Registry})
+	g, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: cn.bus, Codec: cn.codec, Identity: cn.id, Logger: log, Registerer: env.Registry,
+		Control: ctl.State})
 	if err != nil {
 		return err
 	}

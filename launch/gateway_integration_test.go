@@ -4,6 +4,8 @@ package launch
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
@@ -56,5 +62,119 @@ func TestGatewayOverKafka(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("the gateway after its context ended: %v", err)
+	}
+}
+
+// TestGatewayFollowsControl runs the urlfrontier role on a run's own topics with a block already on the control
+// stream: the gateway replays it before it takes anything, so the blocked host's URL, taken from the feed into
+// its store, is not handed out while another host's is; an unblock sent while it runs is followed, and the URL
+// goes out.
+func TestGatewayFollowsControl(t *testing.T) {
+	env := cluster.Topics(t, "gwctl", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	b := env.Bus(t, "test", nil, nil)
+	send := func(c control.Command) {
+		t.Helper()
+		// A new topic can look missing to a new client for a few seconds (kafka-go's metadata cache).
+		cluster.WaitFor(t, ctx, "the control command "+c.Op+" to be sent", func() bool {
+			err := control.Send(ctx, b, c)
+			if err != nil {
+				t.Logf("control send: %v (retrying)", err)
+			}
+			return err == nil
+		})
+	}
+	send(control.Command{Op: control.OpBlock, Target: "blocked.test", ID: "gw-1"})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"--config", "../configs/spider.yaml", "--partition-id", "0", "--addr", addr,
+		"--set", "metrics.addr=127.0.0.1:0", "--set", "spider.state_dir=" + t.TempDir()}
+	for _, kv := range env.Sets() {
+		args = append(args, "--set", kv)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(rctx, "urlfrontier", args) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("the gateway after its context ended: %v", err)
+		}
+	}()
+
+	feed, err := b.Producer(ctx, bus.SpiderFeed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	enc := codec.Msgpack{}
+	for _, u := range []string{"http://ok.test/1", "http://www.blocked.test/1"} {
+		v, err := enc.EncodeRequest(&frontier.Request{URL: u, Method: "GET"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := feed.Send(ctx, bus.Message{Key: []byte(u), Value: v, Partition: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := urlfrontierpb.NewURLFrontierClient(conn)
+	alive := func() {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("the gateway stopped: %v", err)
+		default:
+		}
+	}
+	cluster.WaitFor(t, ctx, "the gateway to hold both feed requests", func() bool {
+		alive()
+		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+		defer ccancel()
+		st, err := client.GetStats(cctx, &urlfrontierpb.QueueWithinCrawlParams{})
+		return err == nil && st.GetSize() == 2
+	})
+	get := func() []string {
+		t.Helper()
+		s, err := client.GetURLs(ctx, &urlfrontierpb.GetParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for {
+			u, err := s.Recv()
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, u.GetUrl())
+		}
+	}
+	if got := get(); len(got) != 1 || got[0] != "http://ok.test/1" {
+		t.Fatalf("with blocked.test blocked (replayed at start) GetURLs handed out %v, want [http://ok.test/1]", got)
+	}
+
+	send(control.Command{Op: control.OpUnblock, Target: "blocked.test", ID: "gw-2"})
+	var got []string
+	cluster.WaitFor(t, ctx, "the unblocked host's URL to be handed out", func() bool {
+		alive()
+		got = get()
+		return len(got) > 0
+	})
+	if len(got) != 1 || got[0] != "http://www.blocked.test/1" {
+		t.Fatalf("after the unblock GetURLs handed out %v, want [http://www.blocked.test/1]", got)
 	}
 }

@@ -74,6 +74,8 @@ type GatewayDeps struct {
 	Logger   *slog.Logger
 	// Registerer receives the frontier_urlfrontier_gateway_* metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Control is the crawl's run-time control state (pause, blocked hosts; see Control); nil obeys none.
+	Control Control
 }
 
 // Gateway is the Backend that stands where a spider stands (docs/urlfrontier.md, "On the cluster"). It owns
@@ -144,6 +146,7 @@ func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gat
 		st.Close()
 		return nil, err
 	}
+	st.hold = holdFunc(deps.Control)
 	g := &Gateway{Store: st, cfg: cfg, deps: deps, log: log, id: deps.Identity, out: out,
 		recent: map[string]struct{}{}, ring: make([]string, cfg.Remember)}
 	if g.id == nil {

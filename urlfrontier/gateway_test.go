@@ -26,6 +26,7 @@ type gwTest struct {
 	logC bus.Consumer
 	feed bus.Producer
 	enc  codec.Msgpack
+	ctl  Control // the gateway's run-time control state; nil: none
 }
 
 func newGWTest(t *testing.T) *gwTest {
@@ -59,7 +60,7 @@ func (w *gwTest) start() {
 	cfg := DefaultGatewayConfig()
 	cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync = "gw", w.fs, false
 	cfg.Partitions = []int{0}
-	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc})
+	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc, Control: w.ctl})
 	if err != nil {
 		t.Fatal(err)
 	}

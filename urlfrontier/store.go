@@ -55,6 +55,10 @@ type Store struct {
 	crawls       map[string]*crawlState
 	defaultDelay int64 // ms
 	active       bool
+	// hold, if set, keeps URLs from Get (a Gateway's run-time control, holdFunc): with key and u "" whether
+	// to hand out nothing at all, with u "" whether to skip the queue key, else whether to skip the URL u of
+	// that queue. Set before the store is used.
+	hold func(key, u string) bool
 }
 
 type crawlState struct {
@@ -479,7 +483,7 @@ func (s *Store) Get(ctx context.Context, p GetParams) ([]URLInfo, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active {
+	if !s.active || s.hold != nil && s.hold("", "") {
 		return nil, nil
 	}
 	now := s.now().UnixMilli()
@@ -517,7 +521,7 @@ func (s *Store) Get(ctx context.Context, p GetParams) ([]URLInfo, error) {
 			key := keys[(start+j)%n]
 			visited = j + 1
 			q := cs.queues[key]
-			if q == nil || !s.eligible(q, now) {
+			if q == nil || !s.eligible(q, now) || s.hold != nil && s.hold(key, "") {
 				continue
 			}
 			got := 0
@@ -531,6 +535,9 @@ func (s *Store) Get(ctx context.Context, p GetParams) ([]URLInfo, error) {
 					break
 				}
 				u := string(k[len(pfx)+8:])
+				if s.hold != nil && s.hold(key, u) {
+					continue // held where it is, due, until the hold ends
+				}
 				uk := urlKey(crawl, key, u)
 				v, closer, err := s.db.Get(uk)
 				if err != nil {
