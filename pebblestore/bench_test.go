@@ -2,9 +2,12 @@ package pebblestore_test
 
 import (
 	"context"
+	"crypto/sha1"
 	"flag"
+	"strconv"
 	"testing"
 
+	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/queue/queuetest"
 	"github.com/frontiercrawl/frontier/state"
@@ -84,4 +87,53 @@ func itoa(n int) string {
 		s = string(rune('0'+n%10)) + s
 	}
 	return s
+}
+
+// go test -run XXX -bench BenchmarkPagesPut ./pebblestore/
+//
+// The DB worker's links role: batches of 512 page records into a store already holding -bench.stored/10
+// pages, 80% of each batch new links (URL and first seen only), 20% outcomes of pages stored before.
+func BenchmarkPagesPut(b *testing.B) {
+	const batch = 512
+	stored := *benchStored / 10
+	db := openBench(b, false)
+	pages := db.Pages()
+	ctx := context.Background()
+	page := func(i int) metadata.Page {
+		fp := sha1.Sum([]byte("page-" + strconv.Itoa(i)))
+		return metadata.Page{Fingerprint: fp[:], URL: "https://host" + strconv.Itoa(i%1000) + ".example.com/p/" + strconv.Itoa(i) + ".html", FirstSeen: 1_700_000_000}
+	}
+	for i := 0; i < stored; i += batch {
+		ps := make([]metadata.Page, 0, batch)
+		for j := i; j < min(i+batch, stored); j++ {
+			ps = append(ps, page(j))
+		}
+		if err := pages.Put(ctx, ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	settle(b, db)
+	next := stored
+	ps := make([]metadata.Page, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for n := 0; b.Loop(); n++ {
+		for j := range ps {
+			if j%5 == 0 { // an outcome of a page stored before
+				p := page((n*batch + j) % stored)
+				p.URL, p.LastFetched, p.Status, p.ContentType = "", 1_700_000_100, 200, "text/html"
+				ps[j] = p
+				continue
+			}
+			ps[j] = page(next)
+			next++
+		}
+		if err := pages.Put(ctx, ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "pages/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*batch), "cpu-ns/page")
 }

@@ -214,20 +214,28 @@ func markKey(name, domain, source string) []byte {
 const pageVersion = 1
 
 func encodePage(p metadata.Page) []byte {
-	v := make([]byte, 0, 64+len(p.URL)+len(p.ContentType)+len(p.Error)+len(p.RedirectTo))
+	return appendPage(make([]byte, 0, 64+len(p.URL)+len(p.ContentType)+len(p.Error)+len(p.RedirectTo)), p)
+}
+
+// appendPage appends the page record of p to v.
+func appendPage(v []byte, p metadata.Page) []byte {
 	v = append(v, pageVersion)
-	v = appendBytes(v, []byte(p.URL))
+	v = appendString(v, p.URL)
 	v = binary.AppendVarint(v, p.FirstSeen)
 	v = binary.AppendVarint(v, p.LastFetched)
 	v = binary.AppendVarint(v, int64(p.Status))
 	v = binary.AppendVarint(v, int64(p.Depth))
-	v = appendBytes(v, []byte(p.ContentType))
-	v = appendBytes(v, []byte(p.Error))
+	v = appendString(v, p.ContentType)
+	v = appendString(v, p.Error)
 	return appendBytes(v, p.RedirectTo)
 }
 
 func appendBytes(v, b []byte) []byte {
 	return append(binary.AppendUvarint(v, uint64(len(b))), b...)
+}
+
+func appendString(v []byte, s string) []byte {
+	return append(binary.AppendUvarint(v, uint64(len(s))), s...)
 }
 
 type pageReader struct {

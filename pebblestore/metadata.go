@@ -1,10 +1,13 @@
 package pebblestore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,6 +46,12 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 }
 
 // Put implements metadata.Store: it merges each page into the stored record (metadata.Merge) in one batch.
+//
+// The links role calls it with hundreds of pages a batch, most of them links never recorded, each read only to
+// merge: so the pages are sorted by fingerprint and looked up with one iterator walking forward (Pebble keeps
+// its position in every level between nearby keys, where a Get builds a new iterator for every key), and a
+// record the merge leaves as it was (a link recorded before) is not written again, which spares the memtable
+// and the compactions its copy.
 func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	if err := metadata.CheckPages(pages); err != nil {
 		return err
@@ -53,30 +62,105 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	if len(pages) == 0 {
 		return nil
 	}
+	idx := make([]int, len(pages))
+	for i := range idx {
+		idx[i] = i
+	}
+	// Stable: the pages of one fingerprint merge in the order given.
+	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(pages[a].Fingerprint, pages[b].Fingerprint) })
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	merged := make(map[string]metadata.Page, len(pages))
-	for _, pg := range pages {
-		old, ok := merged[string(pg.Fingerprint)]
-		if !ok {
-			var err error
-			if old, _, err = p.get(pg.Fingerprint); err != nil {
+	look, done, err := p.lookup(len(pages))
+	if err != nil {
+		return err
+	}
+	defer done()
+	b := p.d.db.NewBatch()
+	defer b.Close()
+	key := make([]byte, 0, 33)
+	var val []byte
+	for i := 0; i < len(idx); {
+		fp := pages[idx[i]].Fingerprint
+		key = append(append(key[:0], pfxPage), fp...)
+		stored, found, err := look(key)
+		if err != nil {
+			return err
+		}
+		var merged metadata.Page
+		if found {
+			if merged, err = decodePage(fp, stored); err != nil {
 				return err
 			}
 		}
-		merged[string(pg.Fingerprint)] = metadata.Merge(old, pg)
-	}
-	b := p.d.db.NewBatch()
-	defer b.Close()
-	for fp, pg := range merged {
-		if err := b.Set(prefixed(pfxPage, []byte(fp)), encodePage(pg), nil); err != nil {
+		for ; i < len(idx) && bytes.Equal(pages[idx[i]].Fingerprint, fp); i++ {
+			merged = metadata.Merge(merged, pages[idx[i]])
+		}
+		val = appendPage(val[:0], merged)
+		if found && bytes.Equal(val, stored) {
+			continue // nothing new about this page
+		}
+		if err := b.Set(key, val, nil); err != nil {
 			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
+	}
+	if b.Empty() {
+		return nil
 	}
 	if err := b.Commit(p.d.wo); err != nil {
 		return fmt.Errorf("pebblestore: page put: %w", err)
 	}
 	return nil
+}
+
+// sortedPutMin is the number of pages from which Put walks one iterator instead of making a Get per page.
+const sortedPutMin = 16
+
+// lookup returns a function that reads the stored record at a page key (keys asked in ascending order; the
+// value is valid until the next call) and a function that releases what it holds. n is the number of keys.
+func (p *Pages) lookup(n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
+	if n < sortedPutMin {
+		var closer io.Closer
+		release := func() {
+			if closer != nil {
+				closer.Close()
+				closer = nil
+			}
+		}
+		return func(key []byte) ([]byte, bool, error) {
+			release()
+			v, c, err := p.d.db.Get(key)
+			if errors.Is(err, pebble.ErrNotFound) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
+			}
+			closer = c
+			return v, true, nil
+		}, release, nil
+	}
+	it, err := p.d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxPage}, UpperBound: []byte{pfxPage + 1}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("pebblestore: page put: %w", err)
+	}
+	return func(key []byte) ([]byte, bool, error) {
+			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+				if err := it.Error(); err != nil {
+					return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
+				}
+				return nil, false, nil
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
+			}
+			return v, true, nil
+		}, func() {
+			if it != nil {
+				it.Close()
+				it = nil
+			}
+		}, nil
 }
 
 // Domains is the metadata.Domains on the d keys. Safe for concurrent use; it lives as long as its DB.
