@@ -227,27 +227,11 @@ func TestRevisitCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, cfg, Deps{Seeds: writeSeeds(t, dir, []string{site.srv.URL + "/"}), Identity: id, Logger: frontiertest.Logger(t)})
-		done <- err
-	}()
-	deadline := time.After(2 * time.Minute) // a bound on a stuck crawl, not a timing assertion
-	for site.count("/static") < 4 || site.count("/always") < 4 || site.count("/etag") < 4 {
-		select {
-		case err := <-done:
-			t.Fatalf("the crawl ended early: %v", err)
-		case <-deadline:
-			t.Fatalf("after 2 minutes: fetches %v", site.snapshot())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	runUntil(t, "the crawl", cfg, Deps{Seeds: writeSeeds(t, dir, []string{site.srv.URL + "/"}), Identity: id, Logger: frontiertest.Logger(t)},
+		func() bool {
+			return site.count("/static") >= 4 && site.count("/always") >= 4 && site.count("/etag") >= 4
+		},
+		func() string { return fmt.Sprintf("fetches %v", site.snapshot()) })
 	// The stop can fall anywhere in a revisit's round: a page fetched just before it has its next revisit on
 	// the spider log (page_crawled, not yet read by the strategy worker) or on the scoring log (update_score,
 	// not yet queued). Both are kept and replayed by the next run (see the package doc); settle runs it on the
@@ -302,26 +286,9 @@ func TestRevisitCrawl(t *testing.T) {
 	// A restart without seeds resumes the revisits from the queue.
 	site.hold(false)
 	before := site.count("/always")
-	ctx, cancel = context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		_, err := Run(ctx, cfg, Deps{Identity: id, Logger: frontiertest.Logger(t)})
-		done <- err
-	}()
-	deadline = time.After(2 * time.Minute)
-	for site.count("/always") < before+2 {
-		select {
-		case err := <-done:
-			t.Fatalf("the resumed crawl ended early: %v", err)
-		case <-deadline:
-			t.Fatalf("the resumed crawl revisited nothing in 2 minutes: fetches %v", site.snapshot())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	runUntil(t, "the resumed crawl", cfg, Deps{Identity: id, Logger: frontiertest.Logger(t)},
+		func() bool { return site.count("/always") >= before+2 },
+		func() string { return fmt.Sprintf("revisited nothing: fetches %v", site.snapshot()) })
 }
 
 // orderCrawl crawls a one-host web with the named strategy, one URL handed to the spider at a time (so the
@@ -556,34 +523,45 @@ func TestDiscoveryRevealsDomains(t *testing.T) {
 func settle(t *testing.T, cfg Config, id Identity, site *changingSite) {
 	t.Helper()
 	site.hold(true)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	statuses := make(chan crawlstatus.Status, 1)
+	// Two statuses in a row without lag on either log; a status with lag starts the count again.
+	var mu sync.Mutex
+	quiet := 0
 	progress := func(s crawlstatus.Status) {
-		select {
-		case statuses <- s:
-		case <-ctx.Done():
+		mu.Lock()
+		defer mu.Unlock()
+		quiet++
+		for _, l := range s.Lags {
+			if (l.Stream == string(bus.SpiderLog) || l.Stream == string(bus.ScoringLog)) && l.Lag > 0 {
+				quiet = 0
+			}
 		}
 	}
+	runUntil(t, "the settling run", cfg, Deps{Identity: id, Logger: frontiertest.Logger(t), Progress: progress},
+		func() bool { mu.Lock(); defer mu.Unlock(); return quiet >= 2 },
+		func() string { return "the spider log and the scoring log were not consumed" })
+}
+
+// runUntil runs the standalone with cfg and deps until ready holds (checked every 100 ms), then stops it and
+// requires a clean stop. A run that ends by itself first fails the test, and so does one that is not ready
+// within 2 minutes (a bound on a stuck crawl, not a timing assertion; state says where it stands). what names
+// the run in the failures.
+func runUntil(t *testing.T, what string, cfg Config, deps Deps, ready func() bool, state func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(ctx, cfg, Deps{Identity: id, Logger: frontiertest.Logger(t), Progress: progress})
+		_, err := Run(ctx, cfg, deps)
 		done <- err
 	}()
-	deadline := time.After(2 * time.Minute) // a bound on a stuck crawl, not a timing assertion
-	for quiet := 0; quiet < 2; {
+	deadline := time.After(2 * time.Minute)
+	for !ready() {
 		select {
 		case err := <-done:
-			t.Fatalf("the settling run ended early: %v", err)
+			t.Fatalf("%s ended early: %v", what, err)
 		case <-deadline:
-			t.Fatal("the spider log and the scoring log were not consumed in 2 minutes")
-		case s := <-statuses:
-			quiet++
-			for _, l := range s.Lags {
-				if (l.Stream == string(bus.SpiderLog) || l.Stream == string(bus.ScoringLog)) && l.Lag > 0 {
-					quiet = 0
-				}
-			}
+			t.Fatalf("%s, after 2 minutes: %s", what, state())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	cancel()
