@@ -2,7 +2,6 @@ package standalone
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,20 +29,23 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) hostileRun {
+// siteDeps points cfg at a new temporary data directory holding a seeds file of site's seeds, and returns the
+// Deps of a crawl of site from them: those seeds, a sha1 identity, the site's dialer and the test's logger.
+func siteDeps(t *testing.T, site *web.Site, cfg *Config) Deps {
 	t.Helper()
-	dir := t.TempDir()
-	seeds := filepath.Join(dir, "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.DataDir = dir
+	cfg.DataDir = t.TempDir()
 	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Deps{Seeds: writeSeeds(t, cfg.DataDir, site.Seeds()), Identity: id, DialContext: site.DialContext, Logger: frontiertest.Logger(t)}
+}
+
+func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) hostileRun {
+	t.Helper()
+	deps := siteDeps(t, site, &cfg)
 	cpu0 := cpuTime()
-	sum, err := Run(t.Context(), cfg, Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext, Logger: frontiertest.Logger(t)})
+	sum, err := Run(t.Context(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,18 +2,14 @@ package standalone
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/identity"
 )
 
 // TestLargePagesMemory measures the peak RSS of a standalone crawl of a web where every host serves one large
@@ -51,22 +47,13 @@ func TestLargePagesMemory(t *testing.T) {
 	if n := env("FRONTIER_BENCH_BLOOM_EXPECTED", 0); n > 0 { // cmd/standalone's default is 10,000,000
 		cfg.Pebble.Bloom.Expected = uint64(n)
 	}
-	dir := t.TempDir()
-	seeds := filepath.Join(dir, "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(site.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.DataDir = dir
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	deps := siteDeps(t, site, &cfg)
 	if path := os.Getenv("FRONTIER_BENCH_HEAPPROFILE"); path != "" {
 		stop := peakHeapProfile(t, path)
 		defer stop()
 	}
 	cpu0 := cpuTime()
-	sum, err := Run(t.Context(), cfg, Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext, Logger: frontiertest.Logger(t)})
+	sum, err := Run(t.Context(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +65,7 @@ func TestLargePagesMemory(t *testing.T) {
 	}
 	t.Logf("%d hosts × one %d-byte page: %d pages in %v, %.1f CPU-s, peak RSS %d MB (GOMEMLIMIT=%q)",
 		wcfg.Hosts, wcfg.LargeBytes, sum.Pages, sum.Elapsed.Round(time.Millisecond), cpu.Seconds(), ru.Maxrss/1024, os.Getenv("GOMEMLIMIT"))
-	requireAccounted(t, dir)
+	requireAccounted(t, cfg.DataDir)
 	if check, err := site.CheckCrawl(site.Seeds()...); err != nil || !check.OK() {
 		t.Errorf("crawl check: %v; missing %d, twice %d, unserved %d", err, len(check.Missing), len(check.Twice), len(check.Unserved))
 	}
