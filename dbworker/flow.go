@@ -22,9 +22,10 @@ import (
 // That is Little's law (requests held = throughput × time they must last) with the host's throughput
 // 1/interval: interval is the time between two of the host's fetch outcomes while it had more requests waiting,
 // which is its service time, politeness delay, Crawl-delay or back-off, whichever rules it; Round is how long
-// the loop takes to refill a host (a poll of the batch generator, the spider's report and commit, the feed's
-// delivery). A host answering in 1 ms without delay gets hundreds of requests; one at a 1 s delay two or three;
-// a host not measured yet gets PerHost. outstanding counts the requests sent to the spider whose outcome the
+// the loop takes to refill a host (a poll of the batch generator, the spider's report, the links role's read,
+// the feed's delivery): FlowConfig.Round, or the round measured when it is longer (measuredRound says why a
+// fixed one starves the fast hosts of a loaded machine). A host answering in 1 ms without delay gets hundreds of
+// requests; one at a 1 s delay two or three; a host not measured yet gets PerHost. outstanding counts the requests sent to the spider whose outcome the
 // spider log has not shown yet.
 //
 // The measurements are the spider log's own events (page_crawled, request_error), which the links role reads,
@@ -59,7 +60,8 @@ import (
 type FlowConfig struct {
 	// Enabled turns flow control on where it can run (see above). Default true.
 	Enabled bool `mapstructure:"enabled"`
-	// Round is how long a host's requests at the spider must last: the loop's refill time. Default 200ms.
+	// Round is how long a host's requests at the spider must last at least: the loop's refill time on an idle
+	// machine. The loop's measured refill time is used when longer, up to 10 × Round. Default 200ms.
 	Round time.Duration `mapstructure:"round"`
 	// Headroom multiplies the depth, for jitter in the host's answers and the loop. Default 1.5.
 	Headroom float64 `mapstructure:"headroom"`
@@ -115,6 +117,7 @@ type hostFlow struct {
 	outstanding int       // requests sent whose outcome has not been read
 	last        time.Time // the last outcome, or the last send when outstanding went from 0 to more
 	busy        bool      // last is a time since which the host had requests at the spider without a pause
+	probe       bool      // the requests were sent with nothing outstanding: their first outcome times the round
 	gaps        float64   // seconds between outcomes while busy, summed (decayed past flowWindow)
 	n           float64   // the gaps summed
 }
@@ -140,6 +143,8 @@ type flow struct {
 	// scheduled (a host has rows). parts is the batch generator's own record per partition (its goroutine only).
 	gen   atomic.Int64
 	parts map[int]*partFlow
+	// round is the loop's measured refill time, smoothed (see measuredRound); 0 until measured.
+	round time.Duration
 }
 
 // partFlow is when a partition's last Next ran, what gen was then, and whether it came back full.
@@ -171,12 +176,51 @@ func (f *flow) caps(now time.Time) func(host string) int {
 			f.addOut(h, -h.outstanding)
 			h.busy = false
 		}
-		d := f.perHost
-		if iv := h.interval(); iv > 0 {
-			d = depth(iv, f.cfg.Round, f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
-		}
-		return max(d-h.outstanding, 0)
+		return max(f.depthLocked(h)-h.outstanding, 0)
 	}
+}
+
+// depthLocked is h's depth now. f.mu is held.
+func (f *flow) depthLocked(h *hostFlow) int {
+	if iv := h.interval(); iv > 0 {
+		return depth(iv, f.roundLocked(), f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
+	}
+	return f.perHost
+}
+
+// roundFactor bounds the measured round: at most this many times FlowConfig.Round.
+const roundFactor = 10
+
+// roundLocked is the round the depths cover: the measured one within [Round, roundFactor × Round]. f.mu is
+// held.
+func (f *flow) roundLocked() time.Duration {
+	return min(max(f.round, f.cfg.Round), roundFactor*f.cfg.Round)
+}
+
+// measuredRound folds one sample of the loop's refill time into the smoothed round (a moving average, 1/8
+// weight to the sample). f.mu is held.
+//
+// Why measured: the interval the depths divide by is the time between a host's outcomes while it had
+// requests outstanding, and "outstanding" runs until the links role reads the outcome, not until the spider
+// fetched it. When the loop takes longer than Headroom × Round to refill a host (a loaded machine: the report,
+// the links role's batch, the next scan, the feed), a fast host drains its queue before the refill and its
+// outcomes come at the loop's pace, not the host's: the interval measures the loop, the depth computed from
+// it is Headroom × Round / (Round_real / depth) + 1, smaller than the depth whenever Round_real > Headroom ×
+// Round, and the host settles at two or three requests a round. On the fast web at load 25-35 the hosts
+// answering in 1 ms were idle 91-93% of their crawl, 61-87 ms between requests at the median (BENCHMARKS.md,
+// "Loop latency on the fast web"). With the round measured, the depth grows by Headroom each round while the
+// loop is what limits the host, until the host's own pace does.
+//
+// The sample is the time from a send to a host with nothing outstanding to the first outcome of it the links
+// role reads: nothing was queued ahead of it at the spider, so it is the loop's latency plus one fetch (and
+// done counts it only for a host whose measured interval is below half of it).
+func (f *flow) measuredRound(sample time.Duration) {
+	sample = min(max(sample, 0), roundFactor*f.cfg.Round)
+	if f.round == 0 {
+		f.round = sample
+		return
+	}
+	f.round += (sample - f.round) / 8
 }
 
 // depthOf returns the host's depth now (for tests and the stats).
@@ -184,9 +228,7 @@ func (f *flow) depthOf(host string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h := f.hosts[host]; h != nil {
-		if iv := h.interval(); iv > 0 {
-			return depth(iv, f.cfg.Round, f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
-		}
+		return f.depthLocked(h)
 	}
 	return f.perHost
 }
@@ -206,7 +248,7 @@ func (f *flow) sentTo(now time.Time, p int, perHost map[string]int) {
 		}
 		if h.outstanding == 0 {
 			h.last, h.busy = now, false // the time the host waited for these is no measure of it
-			h.part = p
+			h.part, h.probe = p, true
 		}
 		f.addOut(h, n)
 	}
@@ -236,6 +278,15 @@ func (f *flow) done(now time.Time, host string) {
 	h := f.hosts[host]
 	if h == nil || h.outstanding == 0 {
 		return // not sent by this process (a restart, a seed's robots), or expired: nothing to measure
+	}
+	if h.probe {
+		// Only where the loop, not the host, set the pace: the host could have been fetched twice in the time
+		// the loop took (its interval measured, and below half the sample). A host at a politeness delay
+		// longer than the loop waits out its delay before this first fetch; that is no measure of the loop.
+		if iv, sample := h.interval(), now.Sub(h.last); iv > 0 && 2*iv < sample {
+			f.measuredRound(sample)
+		}
+		h.probe = false
 	}
 	if h.busy {
 		h.gaps += now.Sub(h.last).Seconds()

@@ -252,3 +252,65 @@ func TestFlowReady(t *testing.T) {
 		}
 	}
 }
+
+// simHost plays one host without delay that answers in service, behind a loop that takes latency from a send
+// to the spider's queue and latency again from a fetch's end to the links role's read of its outcome; the
+// batch generator scans every scan. It returns the host's depth and its outcomes read in the last half of d.
+func simHost(f *flow, service, latency, scan, d time.Duration) (int, int) {
+	t0 := time.Unix(1000, 0)
+	var free time.Time    // when the spider's runner for the host is free
+	var reads []time.Time // outcome reads scheduled, in order (FIFO at one connection: ends are ordered)
+	n := 0
+	for now := t0; now.Before(t0.Add(d)); now = now.Add(scan) {
+		for len(reads) > 0 && !reads[0].After(now) {
+			f.done(reads[0], "h")
+			if reads[0].After(t0.Add(d / 2)) {
+				n++
+			}
+			reads = reads[1:]
+		}
+		if c := f.caps(now)("h"); c > 0 {
+			f.sent(now, map[string]int{"h": c})
+			for range c {
+				start := now.Add(latency)
+				if free.After(start) {
+					start = free
+				}
+				free = start.Add(service)
+				reads = append(reads, free.Add(latency))
+			}
+		}
+	}
+	return f.depthOf("h"), n
+}
+
+// TestFlowLoopSlowerThanRound: when the loop takes longer than Headroom × Round to bring a host's outcomes
+// back, the depth follows the measured round and the host is kept busy, not held at the few requests whose
+// outcomes come at the loop's pace.
+func TestFlowLoopSlowerThanRound(t *testing.T) {
+	const (
+		service = 2 * time.Millisecond
+		scan    = 100 * time.Millisecond
+		d       = 20 * time.Second
+	)
+	tests := []struct {
+		name    string
+		latency time.Duration // each way
+		minRate float64       // outcomes per second over the last half, at least
+	}{
+		{"the loop within the round", 50 * time.Millisecond, 0.5 / service.Seconds()},
+		{"a loop of 600 ms", 300 * time.Millisecond, 0.5 / service.Seconds()},
+		{"a loop of 1.6 s", 800 * time.Millisecond, 0.25 / service.Seconds()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFlow(DefaultFlowConfig(), 4)
+			dep, n := simHost(f, service, tc.latency, scan, d)
+			rate := float64(n) / (d / 2).Seconds()
+			if rate < tc.minRate {
+				t.Errorf("%.0f outcomes/s at depth %d, want ≥ %.0f/s (the host answers %.0f/s)",
+					rate, dep, tc.minRate, 1/service.Seconds())
+			}
+		})
+	}
+}

@@ -99,6 +99,7 @@ type crawlResult struct {
 	// Quantiles are when the 50th, 90th and 99th percentiles of the responses had come: a crawl whose last
 	// pages trail (retries waiting out their back-off, late hosts) shows it here.
 	Quantiles [3]time.Duration
+	Loop      string // what the Frontier child's metrics said of its loop (childLoop)
 	Err       string
 }
 
@@ -196,7 +197,12 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	defer cancel()
 	start := time.Now()
 	lp := &progressHandler{p: &arrivals{start: start}}
-	sum, err := standalone.Run(ctx, cfg, standalone.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp})
+	cl := newChildLoop()
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go cl.run(sctx)
+	sum, err := standalone.Run(ctx, cfg, standalone.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp, Registerer: cl.reg})
+	stop()
 	if err != nil {
 		return crawlResult{}, err
 	}
@@ -204,7 +210,7 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 		return crawlResult{}, fmt.Errorf("the crawl did not finish in %v", spec.Timeout)
 	}
 	return crawlResult{Responses: sum.Pages, Errors: sum.Errors, Wall: time.Duration(lp.last.Load() - start.UnixNano()),
-		Quantiles: lp.p.quantiles()}, nil
+		Quantiles: lp.p.quantiles(), Loop: cl.summary()}, nil
 }
 
 // childRun is one crawler's run as the parent measured it.
@@ -314,6 +320,11 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU,
 			"responses by p50/p90/p99", fmt.Sprintf("%v/%v/%v", r.res.Quantiles[0].Round(time.Millisecond),
 				r.res.Quantiles[1].Round(time.Millisecond), r.res.Quantiles[2].Round(time.Millisecond)))
+		t.Logf("timing web %s %s: at the servers: %s", name, what, r.web.Loop)
+		t.Logf("timing web %s %s: requests/hosts per second: %s", name, what, r.web.Loop.Timeline)
+		if r.res.Loop != "" {
+			t.Logf("timing web %s %s: in the crawler: %s", name, what, r.res.Loop)
+		}
 		if r.web.RobotsViolations != 0 {
 			t.Errorf("%s: %d robots.txt violations", crawler, r.web.RobotsViolations)
 		}

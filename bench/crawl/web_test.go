@@ -54,7 +54,9 @@ type checked struct {
 	Unserved         int    `json:"unserved"`
 	RobotsViolations int    `json:"robots_violations"`
 	CPU              string `json:"cpu"`
-	Err              string `json:"err,omitempty"`
+	// Loop is what the servers saw of the crawler's loop (check-any only: the timing web's crawls).
+	Loop loopStats `json:"loop"`
+	Err  string    `json:"err,omitempty"`
 }
 
 func serve(spec string) int {
@@ -87,6 +89,9 @@ func serve(spec string) int {
 		res := checked{Reachable: c.Reachable, Missing: len(c.Missing), Twice: len(c.Twice),
 			Unserved: len(c.Unserved), RobotsViolations: len(c.RobotsViolations),
 			Requests: len(site.Requests()), CPU: cpuTime().String()}
+		if in.Text() == "check-any" {
+			res.Loop = measureLoop(site.Requests())
+		}
 		if err != nil {
 			res.Err = err.Error()
 		}

@@ -1,0 +1,215 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// loopStats is what the web's servers saw of a crawler's loop (issue 21, item 1: do the fetchers wait for the
+// loop?), from the request log: how many requests came each second and to how many hosts, and how long each
+// host stayed idle between the end of one answer and the start of its next request. At delay 0 that gap is
+// the crawler's turnaround alone when the host's next URL was waiting at the fetcher, and the loop's round
+// trip (report, URL-seen test, queue, batch, feed) when it was not; at a delay it includes the delay.
+type loopStats struct {
+	Seconds   int              `json:"seconds"`    // seconds from the first request to the last
+	ReqPerSec [3]int           `json:"req_per_s"`  // requests started per second: p10, p50, p90 over the seconds
+	HostsBusy [3]int           `json:"hosts_busy"` // hosts that got a request that second: p10, p50, p90
+	Gap       [3]time.Duration `json:"gap"`        // a host's idle time before its next request: p50, p90, p99
+	// GapShare is the idle gaps summed over every host's span (its first request to its last answer): the
+	// share of a host's crawl it waited for its next request. LongGaps counts the gaps of 50 ms or more.
+	GapShare float64 `json:"gap_share"`
+	LongGaps int     `json:"long_gaps"`
+	// Timeline is "requests/hosts" for each second, for the log.
+	Timeline string `json:"timeline"`
+}
+
+// measureLoop computes loopStats over a request log (in start order, as web.Site.Requests returns it).
+func measureLoop(reqs []web.Request) loopStats {
+	var ls loopStats
+	if len(reqs) == 0 {
+		return ls
+	}
+	t0 := reqs[0].Start
+	last := reqs[len(reqs)-1].Start
+	ls.Seconds = int(last.Sub(t0)/time.Second) + 1
+	perSec := make([]int, ls.Seconds)
+	hostsSec := make([]map[string]bool, ls.Seconds)
+	byHost := map[string][]web.Request{}
+	for _, r := range reqs {
+		s := int(r.Start.Sub(t0) / time.Second)
+		perSec[s]++
+		if hostsSec[s] == nil {
+			hostsSec[s] = map[string]bool{}
+		}
+		hostsSec[s][r.Host] = true
+		byHost[r.Host] = append(byHost[r.Host], r)
+	}
+	hosts := make([]int, ls.Seconds)
+	var tl strings.Builder
+	for s := range perSec {
+		hosts[s] = len(hostsSec[s])
+		fmt.Fprintf(&tl, " %d/%d", perSec[s], hosts[s])
+	}
+	ls.Timeline = strings.TrimSpace(tl.String())
+	q := func(v []int, f float64) int { return v[rank(len(v), f)] }
+	rs, hs := slices.Clone(perSec), slices.Clone(hosts)
+	slices.Sort(rs)
+	slices.Sort(hs)
+	ls.ReqPerSec = [3]int{q(rs, 0.1), q(rs, 0.5), q(rs, 0.9)}
+	ls.HostsBusy = [3]int{q(hs, 0.1), q(hs, 0.5), q(hs, 0.9)}
+	var gaps []time.Duration
+	var idle, span time.Duration
+	for _, rs := range byHost {
+		var end time.Time // the latest answer's end so far
+		for i, r := range rs {
+			if i > 0 && !end.IsZero() && r.Start.After(end) {
+				g := r.Start.Sub(end)
+				gaps = append(gaps, g)
+				idle += g
+				if g >= 50*time.Millisecond {
+					ls.LongGaps++
+				}
+			}
+			if r.End.After(end) {
+				end = r.End
+			}
+		}
+		if !end.IsZero() {
+			span += end.Sub(rs[0].Start)
+		}
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		for i, f := range []float64{0.5, 0.9, 0.99} {
+			ls.Gap[i] = gaps[rank(len(gaps), f)]
+		}
+	}
+	if span > 0 {
+		ls.GapShare = idle.Seconds() / span.Seconds()
+	}
+	return ls
+}
+
+// rank is the index of quantile f among n sorted values (nearest rank).
+func rank(n int, f float64) int { return max(int(math.Ceil(f*float64(n)))-1, 0) }
+
+// String is the summary for the test log (the timeline apart).
+func (ls loopStats) String() string {
+	r := func(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+	return fmt.Sprintf("%d s; requests/s p10/p50/p90 %d/%d/%d; hosts busy p10/p50/p90 %d/%d/%d; a host's idle gap p50/p90/p99 %s/%s/%s, %.0f%% of its span, %d gaps ≥ 50 ms",
+		ls.Seconds, ls.ReqPerSec[0], ls.ReqPerSec[1], ls.ReqPerSec[2], ls.HostsBusy[0], ls.HostsBusy[1], ls.HostsBusy[2],
+		r(ls.Gap[0]), r(ls.Gap[1]), r(ls.Gap[2]), 100*ls.GapShare, ls.LongGaps)
+}
+
+// childLoop samples, in the Frontier child, what its own metrics say of the loop: once a second the first
+// spider's requests open (frontier_spider_pending: queued at its hosts or in flight) and the DB worker's batches
+// and requests put on the feed that second; at the end the first spider's time from a link's discovery to
+// its fetch (frontier_spider_discovery_to_fetch_seconds).
+type childLoop struct {
+	reg  *prometheus.Registry
+	mu   sync.Mutex
+	tl   strings.Builder
+	prev [2]float64
+}
+
+func newChildLoop() *childLoop { return &childLoop{reg: prometheus.NewRegistry()} }
+
+// metrics gathers the child's metrics by family name.
+func (c *childLoop) metrics() map[string]*dto.MetricFamily {
+	fams, _ := c.reg.Gather()
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// value is the first metric's value of a counter or gauge family (0 if absent).
+func value(f *dto.MetricFamily) float64 {
+	if f == nil || len(f.Metric) == 0 {
+		return 0
+	}
+	m := f.Metric[0]
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	}
+	return 0
+}
+
+// run samples every second until ctx ends.
+func (c *childLoop) run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m := c.metrics()
+			b, s := value(m["frontier_dbworker_batches_total"]), value(m["frontier_dbworker_feed_requests_total"])
+			c.mu.Lock()
+			fmt.Fprintf(&c.tl, " %.0f/%.0f/%.0f", value(m["frontier_spider_pending"]), b-c.prev[0], s-c.prev[1])
+			c.prev = [2]float64{b, s}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// summary is the timeline and the discovery-to-fetch quantiles (upper bucket bounds).
+func (c *childLoop) summary() string {
+	m := c.metrics()
+	var q [3]float64
+	if f := m["frontier_spider_discovery_to_fetch_seconds"]; f != nil && len(f.Metric) > 0 && f.Metric[0].Histogram != nil {
+		h := f.Metric[0].Histogram
+		n := float64(h.GetSampleCount())
+		for i, p := range []float64{0.5, 0.9, 0.99} {
+			for _, b := range h.Bucket {
+				if float64(b.GetCumulativeCount()) >= p*n {
+					q[i] = b.GetUpperBound()
+					break
+				}
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("spider 0's discovery to fetch p50/p90/p99 ≤ %.3g/%.3g/%.3g s; batches %.0f; per second spider 0's open requests/batches/requests sent: %s",
+		q[0], q[1], q[2], value(m["frontier_dbworker_batches_total"]), strings.TrimSpace(c.tl.String()))
+}
+
+// TestMeasureLoop: requests per second, hosts busy, and a host's idle gaps from its answer's end to its next
+// request.
+func TestMeasureLoop(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	reqs := []web.Request{
+		{Host: "a", Start: at(0), End: at(10)},
+		{Host: "b", Start: at(5), End: at(6)},
+		{Host: "a", Start: at(110), End: at(120)},   // 100 ms idle
+		{Host: "a", Start: at(1120), End: at(1130)}, // 1 s idle, second 1
+	}
+	ls := measureLoop(reqs)
+	if ls.Seconds != 2 || ls.Timeline != "3/2 1/1" {
+		t.Errorf("seconds %d, timeline %q; want 2, \"3/2 1/1\"", ls.Seconds, ls.Timeline)
+	}
+	if ls.Gap[0] != 100*time.Millisecond || ls.Gap[2] != time.Second || ls.LongGaps != 2 {
+		t.Errorf("gaps %v, long %d; want p50 100ms, p99 1s, 2 long", ls.Gap, ls.LongGaps)
+	}
+	// a's span 1,130 ms with 1,100 idle, b's 1 ms with none.
+	if want := 1.1 / 1.131; ls.GapShare < want-1e-9 || ls.GapShare > want+1e-9 {
+		t.Errorf("gap share %v, want %v", ls.GapShare, want)
+	}
+}
