@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -184,10 +185,38 @@ func (c *childLoop) summary() string {
 			}
 		}
 	}
+	sl := schedLatency()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return fmt.Sprintf("spider 0's discovery to fetch p50/p90/p99 ≤ %.3g/%.3g/%.3g s; batches %.0f; per second spider 0's open requests/batches/requests sent: %s",
-		q[0], q[1], q[2], value(m["frontier_dbworker_batches_total"]), strings.TrimSpace(c.tl.String()))
+	return fmt.Sprintf("goroutines' wait to run p50/p90/p99 ≤ %.3g/%.3g/%.3g ms; spider 0's discovery to fetch p50/p90/p99 ≤ %.3g/%.3g/%.3g s; batches %.0f; per second spider 0's open requests/batches/requests sent: %s",
+		sl[0]*1e3, sl[1]*1e3, sl[2]*1e3, q[0], q[1], q[2], value(m["frontier_dbworker_batches_total"]), strings.TrimSpace(c.tl.String()))
+}
+
+// schedLatency is the p50/p90/p99 (bucket upper bounds, seconds) of the time the process's goroutines waited
+// to run once runnable (runtime/metrics /sched/latencies:seconds): on a CPU-starved machine, the wait of a
+// host's runner between an answer and its next request.
+func schedLatency() (q [3]float64) {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return q
+	}
+	h := s[0].Value.Float64Histogram()
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	for i, f := range []float64{0.5, 0.9, 0.99} {
+		var cum uint64
+		for j, c := range h.Counts {
+			cum += c
+			if float64(cum) >= f*float64(n) {
+				q[i] = h.Buckets[j+1]
+				break
+			}
+		}
+	}
+	return q
 }
 
 // TestMeasureLoop: requests per second, hosts busy, and a host's idle gaps from its answer's end to its next
