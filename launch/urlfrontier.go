@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"golang.org/x/sync/errgroup"
@@ -9,23 +10,24 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/internal/cli"
+	"github.com/frontiercrawl/frontier/spider/archive"
 	"github.com/frontiercrawl/frontier/standalone"
 	"github.com/frontiercrawl/frontier/urlfrontier"
+	"github.com/frontiercrawl/frontier/warc"
 )
 
 // serveURLFrontier is standalone with --urlfrontier ADDR: the URLFrontier gRPC API (package urlfrontier) until
-// ctx ends.
+// ctx ends, served by the gateway over the standalone's own crawl (urlfrontier.Gateway; its lease state in
+// standalone.data_dir/urlfrontier). What clients report goes on the standalone's spider log, where its
+// strategy workers score it and its DB worker queues it.
 //
-// Without seeds (or --demo) the API is served by the gateway over the standalone's own crawl: no spider runs,
-// the gateway owns every spider-feed partition of the standalone's streams and leases their requests to
-// clients, and what clients report goes on the standalone's spider log, where its strategy workers score it
-// and its DB worker queues it (urlfrontier.Gateway; the lease state in standalone.data_dir/urlfrontier).
-//
-// With seeds the standalone's spiders own the feed, so the API is served beside the crawl by a Store of its
-// own in standalone.data_dir/urlfrontier, which the spiders never see; the service outlives a crawl that
-// finishes.
+// Without seeds the gateway owns every spider-feed partition and no spider runs. With seeds the standalone's
+// own spiders crawl them and the gateway owns the last spider-feed partition (standalone.spiders must be 2 or
+// more): one crawl, one URL-seen test, the hosts split between the spiders and the API's clients, which are
+// then remote spiders of the same crawl. --demo crawls its synthetic site to the end and checks it, so it keeps
+// the API beside its crawl on a store of its own (serveBeside).
 func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error {
-	if env.Seeds != "" || env.Demo {
+	if env.Demo {
 		return serveBeside(ctx, env, crawl)
 	}
 	cfg := env.Config
@@ -34,6 +36,14 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 	}
 	scfg := standaloneConfig(cfg)
 	scfg.StopWhenDone = false // a URLFrontier service runs until it is stopped
+	var gwParts []int         // nil: every partition
+	if env.Seeds != "" {
+		if scfg.Spiders < 2 {
+			return fmt.Errorf("--urlfrontier with --seeds: standalone.spiders is %d, want 2 or more (the spiders crawl the seeds "+
+				"on the first spider-feed partitions, the gateway owns the last one; e.g. --set standalone.spiders=2)", scfg.Spiders)
+		}
+		gwParts = []int{scfg.Spiders - 1}
+	}
 	setMemoryLimit(scfg.MemoryLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
@@ -48,8 +58,11 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		gcfg := urlfrontier.DefaultGatewayConfig()
 		gcfg.Store.Dir = filepath.Join(scfg.DataDir, "urlfrontier")
 		gcfg.Store.Sync = scfg.Pebble.Sync
-		for p := range b.Partitions(bus.SpiderFeed) {
-			gcfg.Partitions = append(gcfg.Partitions, p)
+		gcfg.Partitions = gwParts
+		if gcfg.Partitions == nil {
+			for p := range b.Partitions(bus.SpiderFeed) {
+				gcfg.Partitions = append(gcfg.Partitions, p)
+			}
 		}
 		gw, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: b, Codec: c, Identity: id, Logger: log, Registerer: env.Registry})
 		if err != nil {
@@ -63,11 +76,26 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		})
 		return g.Wait()
 	}
-	_, err = standalone.Run(ctx, scfg, standalone.Deps{Identity: id, Logger: env.Logger, Registerer: env.Registry, Gateway: gateway})
+	deps := standalone.Deps{Seeds: env.Seeds, Identity: id, Logger: env.Logger, Registerer: env.Registry,
+		Gateway: gateway, GatewayPartitions: gwParts}
+	var wr *warc.Writer
+	if cfg.WARC.Dir != "" && env.Seeds != "" {
+		if wr, err = warc.New(cfg.WARC, env.Logger.With("component", "warc")); err != nil {
+			return err
+		}
+		deps.Handler = &archive.Handler{W: wr}
+	}
+	_, err = standalone.Run(ctx, scfg, deps)
+	if wr != nil {
+		if cerr := wr.Close(); err == nil {
+			err = cerr
+		}
+	}
 	return err
 }
 
-// serveBeside serves the API over a Store of its own while the standalone's own crawl (crawl) runs.
+// serveBeside serves the API over a Store of its own while the standalone's own crawl (crawl) runs: --demo,
+// whose crawl must reach its end to be checked against the synthetic site.
 func serveBeside(ctx context.Context, env cli.Env, crawl cli.RunFunc) error {
 	scfg := urlfrontier.DefaultStoreConfig()
 	scfg.Dir = filepath.Join(env.Config.Standalone.DataDir, "urlfrontier")

@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,10 +161,14 @@ type Deps struct {
 	// Progress, if set, receives the crawl's status about once a second (the same snapshot is written to
 	// DataDir/status.json for `frontierctl status --data-dir`).
 	Progress func(crawlstatus.Status)
-	// Gateway, if set, runs in place of the spiders (none is built) until the crawl ends: it gets the crawl's
-	// bus and owns every spider-feed partition (standalone --urlfrontier: the URLFrontier gateway, package
-	// urlfrontier). A crawl may then start without a seed file.
+	// Gateway, if set, runs in place of the spiders of GatewayPartitions until the crawl ends: it gets the
+	// crawl's bus and owns those spider-feed partitions (standalone --urlfrontier: the URLFrontier gateway,
+	// package urlfrontier). A crawl may then start without a seed file.
 	Gateway func(ctx context.Context, b bus.Bus) error
+	// GatewayPartitions are the spider-feed partitions Gateway owns; no spider is built for them, a spider
+	// runs for each of the others (the first of them injects Seeds). nil with Gateway set: every partition,
+	// and no spider runs (Seeds must then be empty).
+	GatewayPartitions []int
 }
 
 // Summary is what a finished crawl reports.
@@ -263,8 +268,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	var st stats
 	var spiders []*spider.Role
 	for p := range cfg.Spiders {
-		if deps.Gateway != nil {
-			break
+		if deps.Gateway != nil && (deps.GatewayPartitions == nil || slices.Contains(deps.GatewayPartitions, p)) {
+			continue // the gateway's
 		}
 		scfg := cfg.Spider
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
@@ -275,14 +280,17 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		if err != nil {
 			return Summary{}, err
 		}
-		// Spider 0 injects the seeds before anything runs: once they are on the (durable) spider log, the
-		// crawl has work, so "nothing queued, nothing unconsumed" means finished from the first check on.
-		if p == 0 && deps.Seeds != "" {
+		// The first spider injects the seeds before anything runs: once they are on the (durable) spider log,
+		// the crawl has work, so "nothing queued, nothing unconsumed" means finished from the first check on.
+		if len(spiders) == 0 && deps.Seeds != "" {
 			if err := s.InjectSeeds(ctx, deps.Seeds); err != nil {
 				return Summary{}, err
 			}
 		}
 		spiders = append(spiders, s)
+	}
+	if deps.Seeds != "" && len(spiders) == 0 {
+		return Summary{}, fmt.Errorf("standalone: a seed file, but the gateway owns every one of the %d spider-feed partitions: no spider would inject it", cfg.Spiders)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)

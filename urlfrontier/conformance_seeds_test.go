@@ -1,0 +1,98 @@
+package urlfrontier_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frontiercrawl/frontier/launch"
+	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
+)
+
+// TestConformanceWithSeeds runs `standalone --urlfrontier ADDR --seeds FILE` with two spider-feed partitions:
+// the standalone's spider crawls the seeds of the first partition's hosts, and the API serves the crawl's own
+// URLs of the last partition's hosts through the gateway (one crawl, one store): GetURLs hands out seeds the
+// client never put, only some of them (the spider has the others), and a link the client reports from one of
+// them comes back to it through the crawl's loop.
+func TestConformanceWithSeeds(t *testing.T) {
+	if os.Getenv("FRONTIER_URLFRONTIER_ADDR") != "" {
+		t.Skip("starts a standalone of its own")
+	}
+	dir := t.TempDir()
+	var seeds []string
+	for i := range 12 {
+		seeds = append(seeds, fmt.Sprintf("http://seed%d.test/", i))
+	}
+	seedFile := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seedFile, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- launch.Run(ctx, "standalone", []string{"--config", "../configs/standalone.yaml", "--set", "metrics.addr=127.0.0.1:0",
+			"--set", "standalone.data_dir=" + filepath.Join(dir, "data"), "--set", "log.level=warn", "--set", "standalone.spiders=2",
+			"--urlfrontier", addr, "--seeds", seedFile})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("standalone: %v", err)
+		}
+	}()
+	c := dial(t, addr)
+	must[*pb.Empty](t)(c.SetDelay(t.Context(), &pb.QueueDelayParams{DelayRequestable: 0}))
+
+	// The seeds of the gateway's partition arrive through the crawl's loop; no client put them.
+	var got []string
+	deadline := time.Now().Add(time.Minute)
+	for len(got) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("GetURLs handed out none of the seeds within a minute: the API does not serve the standalone's crawl")
+		}
+		got = append(got, urls(getURLs(t, c, &pb.GetParams{DelayRequestable: 600}))...)
+		wait(t, 50*time.Millisecond)
+	}
+	// Let the rest of the gateway's seeds arrive, then take them too.
+	wait(t, time.Second)
+	got = sorted(append(got, urls(getURLs(t, c, &pb.GetParams{DelayRequestable: 600}))...))
+	for _, u := range got {
+		if !slices.Contains(seeds, u) {
+			t.Errorf("GetURLs handed out %s, not a seed", u)
+		}
+	}
+	if len(got) >= len(seeds) {
+		t.Errorf("GetURLs handed out all %d seeds: the standalone's spider owns none of their hosts", len(got))
+	}
+	t.Logf("the gateway's partition holds %d of the %d seeds", len(got), len(seeds))
+
+	// The client is a remote spider of the same crawl: it reports a seed fetched, with a link found on it, and
+	// the link comes back to it through the strategy worker, the DB worker's queue and the feed.
+	page := got[0]
+	link := page + "found"
+	src := &pb.URLInfo{Url: link, Metadata: map[string]*pb.StringList{"url.path": {Values: []string{page}}}}
+	acks := putURLs(t, c, known(info("", "", page), 0), discovered(src))
+	if st := statuses(acks); !slices.Equal(st, []pb.AckMessage_Status{pb.AckMessage_OK, pb.AckMessage_OK}) {
+		t.Fatalf("known put of a seed and discovered link: %v, want OK OK", st)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		if us := urls(getURLs(t, c, &pb.GetParams{Key: strings.TrimSuffix(strings.TrimPrefix(page, "http://"), "/")})); slices.Contains(us, link) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the link %s reported from %s never came back through the crawl's loop", link, page)
+		}
+		wait(t, 50*time.Millisecond)
+	}
+	st := must[*pb.URLItem](t)(c.GetURLStatus(t.Context(), &pb.URLStatusRequest{Url: page}))
+	if st.GetKnown().GetRefetchableFromDate() != 0 {
+		t.Errorf("GetURLStatus(%s) after it was reported fetched: refetchable_from_date %d, want 0 (done)", page, st.GetKnown().GetRefetchableFromDate())
+	}
+}
