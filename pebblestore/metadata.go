@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 
@@ -70,9 +69,9 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(pages[a].Fingerprint, pages[b].Fingerprint) })
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	look, done, err := p.lookup(len(pages))
+	look, done, err := p.d.seeker(pfxPage, len(idx))
 	if err != nil {
-		return err
+		return fmt.Errorf("pebblestore: page put: %w", err)
 	}
 	defer done()
 	b := p.d.db.NewBatch()
@@ -84,7 +83,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 		key = append(append(key[:0], pfxPage), fp...)
 		stored, found, err := look(key)
 		if err != nil {
-			return err
+			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
 		var merged metadata.Page
 		if found {
@@ -110,57 +109,6 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 		return fmt.Errorf("pebblestore: page put: %w", err)
 	}
 	return nil
-}
-
-// sortedPutMin is the number of pages from which Put walks one iterator instead of making a Get per page.
-const sortedPutMin = 16
-
-// lookup returns a function that reads the stored record at a page key (keys asked in ascending order; the
-// value is valid until the next call) and a function that releases what it holds. n is the number of keys.
-func (p *Pages) lookup(n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
-	if n < sortedPutMin {
-		var closer io.Closer
-		release := func() {
-			if closer != nil {
-				closer.Close()
-				closer = nil
-			}
-		}
-		return func(key []byte) ([]byte, bool, error) {
-			release()
-			v, c, err := p.d.db.Get(key)
-			if errors.Is(err, pebble.ErrNotFound) {
-				return nil, false, nil
-			}
-			if err != nil {
-				return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
-			}
-			closer = c
-			return v, true, nil
-		}, release, nil
-	}
-	it, err := p.d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxPage}, UpperBound: []byte{pfxPage + 1}})
-	if err != nil {
-		return nil, nil, fmt.Errorf("pebblestore: page put: %w", err)
-	}
-	return func(key []byte) ([]byte, bool, error) {
-			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
-				if err := it.Error(); err != nil {
-					return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
-				}
-				return nil, false, nil
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				return nil, false, fmt.Errorf("pebblestore: page get %x: %w", key[1:], err)
-			}
-			return v, true, nil
-		}, func() {
-			if it != nil {
-				it.Close()
-				it = nil
-			}
-		}, nil
 }
 
 // Domains is the metadata.Domains on the d keys. Safe for concurrent use; it lives as long as its DB.

@@ -365,7 +365,11 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 }
 
 // Ack implements queue.Queue: it deletes the row the index holds for each fingerprint, if that row is in the
-// item's partition.
+// item's partition (and, for an item with its request, still holds that request).
+//
+// A batch's index entries are read in fingerprint order with one iterator, and then its rows in key order
+// with another (Pebble keeps its position between nearby keys, where a Get builds an iterator per key): two
+// point reads per URL were 6% of the standalone gateway benchmark's CPU.
 func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -373,45 +377,84 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
+	// The first item of each fingerprint, in fingerprint order.
+	idx := make([]int, 0, len(items))
+	for i := range items {
+		if len(items[i].Fingerprint) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(items[a].Fingerprint, items[b].Fingerprint) })
+	idx = slices.CompactFunc(idx, func(a, b int) bool { return bytes.Equal(items[a].Fingerprint, items[b].Fingerprint) })
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	b := q.d.db.NewBatch()
-	defer b.Close()
-	delta := map[int]int64{}
-	done := make(map[string]bool, len(items))
-	for i := range items {
-		fp := items[i].Fingerprint
-		if len(fp) == 0 || done[string(fp)] {
+	type row struct {
+		item int
+		key  []byte
+	}
+	rows := make([]row, 0, len(idx))
+	look, done, err := q.d.seeker(pfxIndex, len(idx))
+	if err != nil {
+		return err
+	}
+	ikey := make([]byte, 0, 33)
+	for _, i := range idx {
+		if !q.indexed.Test(items[i].Fingerprint) {
 			continue
 		}
-		done[string(fp)] = true
-		key, err := q.lookup(fp)
+		ikey = append(append(ikey[:0], pfxIndex), items[i].Fingerprint...)
+		v, found, err := look(ikey)
 		if err != nil {
-			return err
+			done()
+			return fmt.Errorf("pebblestore: ack: queue index: %w", err)
 		}
-		if key == nil {
+		if !found {
 			continue
 		}
+		key := bytes.Clone(v)
 		p, err := keyPartition(key)
 		if err != nil {
+			done()
 			return err
 		}
 		if p != items[i].Partition {
 			continue
 		}
-		if len(items[i].Request) > 0 {
-			same, err := q.holds(key, items[i].Request)
-			if err != nil {
-				return err
+		rows = append(rows, row{i, key})
+	}
+	done()
+	// The rows whose item carries its request are read to check they still hold it; the others go.
+	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.key, b.key) })
+	var look2 func([]byte) ([]byte, bool, error)
+	done = func() {}
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	delta := map[int]int64{}
+	for _, r := range rows {
+		it := &items[r.item]
+		if len(it.Request) > 0 {
+			if look2 == nil {
+				if look2, done, err = q.d.seekerRange([]byte{pfxReady}, []byte{pfxDelayed + 1}, len(rows)); err != nil {
+					return err
+				}
+				defer func() { done() }()
 			}
-			if !same {
+			v, found, err := look2(r.key)
+			if err != nil {
+				return fmt.Errorf("pebblestore: ack: %w", err)
+			}
+			if !found {
+				continue
+			}
+			qv, err := decodeQueueValue(v)
+			if err != nil || !bytes.Equal(qv.request, it.Request) {
 				continue // scheduled again since it was taken (a retry): that row is not the item delivered
 			}
 		}
-		if err := errors.Join(b.Delete(key, nil), b.Delete(prefixed(pfxIndex, fp), nil)); err != nil {
+		if err := errors.Join(b.Delete(r.key, nil), b.Delete(prefixed(pfxIndex, it.Fingerprint), nil)); err != nil {
 			return fmt.Errorf("pebblestore: ack: %w", err)
 		}
-		delta[p]--
+		delta[it.Partition]--
 	}
 	return q.commit(b, delta)
 }

@@ -1,0 +1,70 @@
+package pebblestore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// seekMin is the number of keys from which a batch's point reads walk one iterator forward (seekerRange)
+// instead of making a Get each: a Get builds and tears down an iterator over every level for its one key,
+// while one iterator asked for keys in ascending order keeps its position in every level between nearby keys.
+const seekMin = 16
+
+// seeker is seekerRange over the keys of one table prefix.
+func (d *DB) seeker(prefix byte, n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
+	return d.seekerRange([]byte{prefix}, []byte{prefix + 1}, n)
+}
+
+// seekerRange returns look, which reads the value stored at a key in [lo, hi), and done, which releases what
+// look holds (call it once, after the last look). The keys must be asked in ascending order; a value is valid
+// until the next call of look or done. n is about how many keys will be asked: below seekMin, look makes a
+// Get per key.
+func (d *DB) seekerRange(lo, hi []byte, n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
+	if n < seekMin {
+		var closer io.Closer
+		release := func() {
+			if closer != nil {
+				closer.Close()
+				closer = nil
+			}
+		}
+		return func(key []byte) ([]byte, bool, error) {
+			release()
+			v, c, err := d.db.Get(key)
+			if errors.Is(err, pebble.ErrNotFound) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, fmt.Errorf("get %x: %w", key, err)
+			}
+			closer = c
+			return v, true, nil
+		}, release, nil
+	}
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(key []byte) ([]byte, bool, error) {
+			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+				if err := it.Error(); err != nil {
+					return nil, false, fmt.Errorf("seek %x: %w", key, err)
+				}
+				return nil, false, nil
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, false, fmt.Errorf("read %x: %w", key, err)
+			}
+			return v, true, nil
+		}, func() {
+			if it != nil {
+				it.Close()
+				it = nil
+			}
+		}, nil
+}
