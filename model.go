@@ -119,8 +119,8 @@ type Link struct {
 // Hostname returns the host a request belongs to, lower-cased and without port: meta domain name when the
 // spider set it (what Frontera partitions by), else the URL's host. "" when neither is known.
 func (r *Request) Hostname() string {
-	if d, err := r.MetaDomain(); err == nil && d.Name != "" {
-		return d.Name
+	if name := r.metaDomainName(); name != "" {
+		return name
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {

@@ -117,3 +117,40 @@ func TestDontFilter(t *testing.T) {
 		t.Fatal("int 1 is true in Python")
 	}
 }
+
+// Hostname reads meta's domain name without MetaDomain; it must agree with it on every shape of domain map.
+func TestHostnameMetaDomainShapes(t *testing.T) {
+	const u = "http://from.url/x"
+	for _, tc := range []struct {
+		name string
+		dom  Value
+		want string
+	}{
+		{"bin name", Map{{Key: []byte("netloc"), Value: []byte("n")}, {Key: []byte("name"), Value: []byte("meta.example")}}, "meta.example"},
+		{"str key and value", Map{{Key: "name", Value: "meta.example"}}, "meta.example"},
+		{"empty name", Map{{Key: []byte("name"), Value: []byte("")}}, "from.url"},
+		{"nil name", Map{{Key: []byte("name"), Value: nil}}, "from.url"},
+		{"no name", Map{{Key: []byte("netloc"), Value: []byte("n")}}, "from.url"},
+		{"another field of the wrong type", Map{{Key: []byte("name"), Value: []byte("meta.example")}, {Key: []byte("tld"), Value: int64(1)}}, "from.url"},
+		{"name of the wrong type", Map{{Key: []byte("name"), Value: int64(1)}}, "from.url"},
+		{"unknown key of any type", Map{{Key: []byte("name"), Value: []byte("meta.example")}, {Key: []byte("x"), Value: int64(1)}}, "meta.example"},
+		{"first entry of a key counts", Map{{Key: []byte("name"), Value: []byte("first")}, {Key: "name", Value: int64(2)}}, "first"},
+		{"first entry nil, the second ignored", Map{{Key: []byte("name"), Value: nil}, {Key: "name", Value: []byte("second")}}, "from.url"},
+		{"not a map", []byte("meta.example"), "from.url"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Request{URL: u, Meta: Map{{Key: []byte(MetaKeyDomain), Value: tc.dom}}}
+			if got := r.Hostname(); got != tc.want {
+				t.Errorf("Hostname() = %q, want %q", got, tc.want)
+			}
+			// The reference: what Hostname was, through MetaDomain.
+			ref := "from.url"
+			if d, err := r.MetaDomain(); err == nil && d.Name != "" {
+				ref = d.Name
+			}
+			if ref != tc.want {
+				t.Errorf("MetaDomain gives %q, the table %q", ref, tc.want)
+			}
+		})
+	}
+}

@@ -65,7 +65,10 @@
 // Codecs are stateless values, safe for concurrent use. Decoded messages share no memory with the input: the
 // msgpack decoder copies the input once and its bin values alias that private copy (so a retained fingerprint
 // keeps its message's bytes alive), and bin map keys that Frontera uses (fingerprint, domain, jid, …) are shared,
-// pre-allocated values. Treat decoded map keys as read-only.
+// pre-allocated values. Treat decoded map keys as read-only. Within one message, a request's meta domain map
+// whose bytes equal the previous request's is decoded once and shared by both (a links_extracted's links to one
+// host all carry the same map): treat decoded domain maps as read-only too (frontier.Request.SetMetaDomain
+// replaces the map rather than writing into it).
 //
 // # Performance
 //

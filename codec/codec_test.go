@@ -463,3 +463,61 @@ func TestDecodeMessageLinksMeta(t *testing.T) {
 		})
 	}
 }
+
+// sharedDomainLinks is a links_extracted shaped like the spider's: a page and its links to its own host carry
+// the same domain map, one link goes to a host whose name extends the first's.
+func sharedDomainLinks() *frontier.LinksExtracted {
+	mk := func(u, host string) *frontier.Request {
+		r := &frontier.Request{URL: u, Method: "GET"}
+		r.SetMetaDomain(frontier.MetaDomain{Netloc: host, Name: host, Scheme: "http", Fingerprint: strings.Repeat("a", 40)})
+		r.SetMetaDepth(1)
+		return r
+	}
+	le := &frontier.LinksExtracted{Request: mk("http://a.example/", "a.example"), Links: []*frontier.Request{
+		mk("http://a.example/1", "a.example"), mk("http://a.example/2", "a.example"),
+		mk("http://ab.example/", "ab.example"), // a longer name: the bytes differ after the shared prefix
+		mk("http://a.example/3", "a.example"),
+	}}
+	le.Links[1].Meta.Set("extra", int64(7)) // other meta differs: the domain is still shared
+	return le
+}
+
+// A links_extracted's requests with the same domain bytes share one decoded domain map; different ones do not;
+// every request still decodes to what was encoded, and SetMetaDomain on one leaves the others alone.
+func TestDecodeSharesDomainMaps(t *testing.T) {
+	dom := func(host string) frontier.MetaDomain {
+		return frontier.MetaDomain{Netloc: host, Name: host, Scheme: "http", Fingerprint: strings.Repeat("a", 40)}
+	}
+	in := sharedDomainLinks()
+	p, err := Msgpack{}.EncodeMessage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Msgpack{}.DecodeMessage(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(frontier.Message(in), m); diff != "" {
+		t.Fatalf("decoded differs (-in +out):\n%s", diff)
+	}
+	le := m.(*frontier.LinksExtracted)
+	first := func(r *frontier.Request) *frontier.Entry {
+		v, _ := r.Meta.Get(frontier.MetaKeyDomain)
+		return &v.(frontier.Map)[0]
+	}
+	if first(le.Request) != first(le.Links[0]) || first(le.Links[0]) != first(le.Links[1]) {
+		t.Error("the same domain bytes were decoded twice")
+	}
+	if first(le.Links[1]) == first(le.Links[2]) || first(le.Links[2]) == first(le.Links[3]) {
+		t.Error("different domains share a map")
+	}
+	le.Links[0].SetMetaDomain(dom("changed.example"))
+	if got := le.Links[1].Hostname(); got != "a.example" {
+		t.Errorf("SetMetaDomain on one link changed another's domain: %q", got)
+	}
+	if q, err := (Msgpack{}).EncodeMessage(&frontier.LinksExtracted{Request: le.Request, Links: le.Links[1:]}); err != nil {
+		t.Fatal(err)
+	} else if want, _ := (Msgpack{}).EncodeMessage(&frontier.LinksExtracted{Request: in.Request, Links: in.Links[1:]}); !bytes.Equal(q, want) {
+		t.Error("re-encoding after the change differs")
+	}
+}

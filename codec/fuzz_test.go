@@ -16,6 +16,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(unhex(f, "93 c4026f66 03 cd04d2"))
 	f.Add(unhex(f, "92 c4046e6a6964 02"))
 	f.Add(mustEncode(f, specRequest()))
+	f.Add(mustEncodeMessage(f, sharedDomainLinks())) // links sharing a domain map
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Msgpack{}
 		if m, err := c.DecodeMessage(data); err == nil {

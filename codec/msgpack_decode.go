@@ -57,6 +57,32 @@ type mpReader struct {
 	linksKeep func(key []byte) bool
 	entries   []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
 	reqs      []frontier.Request // slab for the requests of a links or seeds list
+	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
+	// request's domain map with the same bytes shares that value instead of being built again (see
+	// sharedDomain).
+	domainRaw []byte
+	domain    frontier.Value
+}
+
+// sharedDomain reads a meta domain map, reusing the previous request's when the bytes are the same. The spider
+// splits a page's links per link host (spider/report.go), so every link of a links_extracted, and usually its
+// page, carries one domain map byte for byte; built once, it saves seven boxed bins and a map per link, most
+// of what decoding a link allocated (issue 21, item 4). msgpack decodes deterministically, so input that
+// starts with the previous map's bytes decodes to that map and ends where it ended.
+func (d *mpReader) sharedDomain(depth int) (frontier.Value, error) {
+	if n := len(d.domainRaw); n > 0 && n <= len(d.b)-d.off && bytes.Equal(d.b[d.off:d.off+n], d.domainRaw) {
+		d.off += n
+		return d.domain, nil
+	}
+	start := d.off
+	v, err := d.value(depth)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(frontier.Map); ok {
+		d.domainRaw, d.domain = d.b[start:d.off], v
+	}
+	return v, nil
 }
 
 // newMap returns a map of n entries cut from the entry slab, allocating a new slab of at least 16 entries when the
@@ -494,13 +520,24 @@ func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
 		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", i, err)
 		}
-		v, err := d.value(depth + 1)
+		var v frontier.Value
+		if depth == 1 && isDomainKey(k) {
+			v, err = d.sharedDomain(depth + 1)
+		} else {
+			v, err = d.value(depth + 1)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
 		}
 		m[i] = frontier.Entry{Key: k, Value: v}
 	}
 	return m, nil
+}
+
+// isDomainKey reports whether a meta key is b"domain" (the interned key, or the same bytes).
+func isDomainKey(k frontier.Value) bool {
+	b, ok := k.([]byte)
+	return ok && string(b) == frontier.MetaKeyDomain
 }
 
 // keptMap is mapValue keeping only the entries whose str or bin key d.keep accepts (and every entry with
