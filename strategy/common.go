@@ -157,6 +157,9 @@ func (c *commonContext) Schedule(r *frontier.Request, score float64) error {
 			score = s
 		}
 	}
+	if len(c.opts.HostPriority) == 0 && len(c.opts.HostBudgets) == 0 && c.opts.HostBudget == 0 && c.opts.DomainBudget == 0 {
+		return c.Context.Schedule(r, score) // no budget nor priority: the host name is not needed
+	}
 	host := r.Hostname()
 	domain := ""
 	if len(c.opts.HostPriority) > 0 {

@@ -66,7 +66,7 @@ func (s *scoper) seedCounter() string {
 
 // prepare reads, in one store call, whether the hosts the batch's links lead to belong to the seeds'
 // scope, for the keys not cached.
-func (s *scoper) prepare(ctx context.Context, events []frontier.Message, now time.Time) error {
+func (s *scoper) prepare(ctx context.Context, c *batchContext, events []frontier.Message, now time.Time) error {
 	if s.f.Config().Follow == scope.FollowAny {
 		return nil
 	}
@@ -78,7 +78,7 @@ func (s *scoper) prepare(ctx context.Context, events []frontier.Message, now tim
 			continue
 		}
 		for _, l := range le.Links {
-			k := s.f.Key(l.Hostname())
+			k := s.f.Key(c.host(l))
 			if k == "" || seen[k] || s.known[k] {
 				continue
 			}
@@ -128,11 +128,11 @@ func (s *scoper) seeds(c *batchContext, seeds []*frontier.Request) {
 
 // links drops the links of page that are out of scope or caught by a trap rule, counting each by reason, and
 // returns the others (in a new slice when any is dropped).
-func (s *scoper) links(page *frontier.Request, links []*frontier.Request) []*frontier.Request {
+func (s *scoper) links(c *batchContext, page *frontier.Request, links []*frontier.Request) []*frontier.Request {
 	parent, _ := page.MetaDepth()
 	var keep []*frontier.Request
 	for i, l := range links {
-		reason := s.check(l, parent)
+		reason := s.check(l, parent, c.host(l))
 		if reason == "" {
 			if keep != nil {
 				keep = append(keep, l)
@@ -150,8 +150,8 @@ func (s *scoper) links(page *frontier.Request, links []*frontier.Request) []*fro
 	return keep
 }
 
-// check returns why l (a link of a page at depth parent, or a redirect target) is dropped, or "".
-func (s *scoper) check(l *frontier.Request, parent int64) string {
+// check returns why l (a link of a page at depth parent, or a redirect target, of host host) is dropped, or "".
+func (s *scoper) check(l *frontier.Request, parent int64, host string) string {
 	if reason := s.f.Check(l.URL); reason != "" && (reason != scope.ReasonExtension || !isSitemap(l)) {
 		return reason // a sitemap is fetched whatever its extension (sitemap.xml.gz)
 	}
@@ -162,7 +162,7 @@ func (s *scoper) check(l *frontier.Request, parent int64) string {
 	if reason := s.f.CheckDepth(depth); reason != "" {
 		return reason
 	}
-	if k := s.f.Key(l.Hostname()); k != "" && !s.known[k] {
+	if k := s.f.Key(host); k != "" && !s.known[k] {
 		return scope.ReasonOutOfScope
 	}
 	return ""
@@ -171,21 +171,23 @@ func (s *scoper) check(l *frontier.Request, parent int64) string {
 // budget returns why a URL scheduled for the first time is dropped (its host's budget or its path's query
 // variants are spent), or "".
 func (s *scoper) budget(c *batchContext, r *frontier.Request, u *url.URL) string {
-	if b := s.f.Config().HostBudget; b > 0 && c.Count(counterHostPages, r.Hostname()) >= b {
+	if b := s.f.Config().HostBudget; b > 0 && c.Count(counterHostPages, c.host(r)) >= b {
 		return scope.ReasonHostBudget
 	}
 	if u != nil && !s.f.QueryVariant(u) {
 		return scope.ReasonQueryVariants
 	}
-	if b := s.f.Config().TemplateBudget; b > 0 && u != nil && c.Count(counterTemplatePages, scope.TemplateKey(u)) >= b {
-		return scope.ReasonTemplateBudget
+	if b := s.f.Config().TemplateBudget; b > 0 && u != nil {
+		if k, ok := c.templateKey(r); ok && c.Count(counterTemplatePages, k) >= b {
+			return scope.ReasonTemplateBudget
+		}
 	}
 	return ""
 }
 
 // templateKeys lists the template-budget keys of the batch's links, for one store read before the batch
 // (nil when the budget is off).
-func (s *scoper) templateKeys(events []frontier.Message) []string {
+func (s *scoper) templateKeys(c *batchContext, events []frontier.Message) []string {
 	if s.f.Config().TemplateBudget == 0 {
 		return nil
 	}
@@ -197,11 +199,11 @@ func (s *scoper) templateKeys(events []frontier.Message) []string {
 			continue
 		}
 		for _, l := range le.Links {
-			u, err := url.Parse(l.URL)
-			if err != nil {
+			k, ok := c.templateKey(l)
+			if !ok {
 				continue
 			}
-			if k := scope.TemplateKey(u); !seen[k] {
+			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
@@ -212,11 +214,13 @@ func (s *scoper) templateKeys(events []frontier.Message) []string {
 
 // scheduled counts a URL scheduled for the first time against its host's budget and its path's variants.
 func (s *scoper) scheduled(c *batchContext, r *frontier.Request, u *url.URL) {
-	c.Add(counterHostPages, r.Hostname(), 1) // always: the strategies' host budgets read it too
+	c.Add(counterHostPages, c.host(r), 1) // always: the strategies' host budgets read it too
 	if u != nil {
 		s.f.AddVariant(u)
 		if s.f.Config().TemplateBudget > 0 {
-			c.Add(counterTemplatePages, scope.TemplateKey(u), 1)
+			if k, ok := c.templateKey(r); ok {
+				c.Add(counterTemplatePages, k, 1)
+			}
 		}
 	}
 }

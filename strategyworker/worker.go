@@ -282,12 +282,13 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			w.counters.reset() // the batch is handled again: forget what it added
 		}
 	}()
-	c := &batchContext{ctx: ctx, w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, states: map[string]state.Entry{}}
+	c := &batchContext{ctx: ctx, w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, idx: map[string]int32{},
+		hosts: map[*frontier.Request]string{}, urls: map[*frontier.Request]parsedURL{}}
 	var hosts []string
 	for _, e := range events {
 		for _, r := range requestsOf(e) {
 			c.add(r)
-			hosts = append(hosts, r.Hostname())
+			hosts = append(hosts, c.host(r))
 		}
 	}
 	if err := c.load(ctx); err != nil {
@@ -296,10 +297,10 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	if err := w.counters.prefetch(ctx, hosts); err != nil {
 		return fmt.Errorf("strategyworker: read counters: %w", err)
 	}
-	if err := w.counters.load(ctx, counterTemplatePages, w.scope.templateKeys(events)); err != nil {
+	if err := w.counters.load(ctx, counterTemplatePages, w.scope.templateKeys(c, events)); err != nil {
 		return fmt.Errorf("strategyworker: read the template budgets: %w", err)
 	}
-	if err := w.scope.prepare(ctx, events, w.deps.Now()); err != nil {
+	if err := w.scope.prepare(ctx, c, events, w.deps.Now()); err != nil {
 		return err
 	}
 	for _, e := range events {
@@ -330,7 +331,7 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 				}
 			}
 		case *frontier.LinksExtracted:
-			links := w.scope.links(e.Request, e.Links)
+			links := w.scope.links(c, e.Request, e.Links)
 			if hasRedirect(links) {
 				all := links
 				links = make([]*frontier.Request, 0, len(all))
@@ -475,15 +476,70 @@ func redirectHops(r *frontier.Request) []*frontier.Request {
 
 // batchContext is the strategy.Context of one batch.
 type batchContext struct {
-	ctx     context.Context
-	err     error // the first counter read that failed: the batch fails
-	w       *Worker
-	fps     map[*frontier.Request]frontier.Fingerprint
-	states  map[string]state.Entry // by string(fingerprint)
-	dirty   map[string]frontier.Fingerprint
-	order   []frontier.Fingerprint // fingerprints to load, each once
+	ctx context.Context
+	err error // the first counter read that failed: the batch fails
+	w   *Worker
+	fps map[*frontier.Request]frontier.Fingerprint
+	// hosts and urls keep what Hostname and url.Parse give for each request, asked for by the worker, the scope
+	// and the strategy several times per URL.
+	hosts map[*frontier.Request]string
+	urls  map[*frontier.Request]parsedURL
+	// The batch's states: idx maps string(fingerprint) to the index of the fingerprint in order and of its
+	// state in entries, so that reading or changing a state converts no fingerprint to a string (a map
+	// assignment would) and allocates nothing per URL beyond its first sight.
+	idx     map[string]int32
+	order   []frontier.Fingerprint // each fingerprint once; the ones added before load are read in one call
+	entries []state.Entry
+	isDirty []bool
+	dirty   []int32 // the indices of the changed states, each once
 	out     []bus.Message
 	seeding bool // the strategy is handling seeds: the scope's budgets do not apply
+}
+
+// host is r.Hostname(), worked out once per request and batch.
+func (c *batchContext) host(r *frontier.Request) string {
+	if h, ok := c.hosts[r]; ok {
+		return h
+	}
+	h := r.Hostname()
+	c.hosts[r] = h
+	return h
+}
+
+// parsedURL is a request's URL parsed (u nil if it does not parse) and its template-budget key (tkey, when
+// asked for once).
+type parsedURL struct {
+	u       *url.URL
+	tkey    string
+	hasTKey bool
+}
+
+// parsed is url.Parse(r.URL), worked out once per request and batch. The URL is shared: read it only.
+func (c *batchContext) parsed(r *frontier.Request) parsedURL {
+	if p, ok := c.urls[r]; ok {
+		return p
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		u = nil
+	}
+	p := parsedURL{u: u}
+	c.urls[r] = p
+	return p
+}
+
+// templateKey is scope.TemplateKey of r's URL, worked out once per request and batch; ok is false when the
+// URL does not parse.
+func (c *batchContext) templateKey(r *frontier.Request) (string, bool) {
+	p := c.parsed(r)
+	if p.u == nil {
+		return "", false
+	}
+	if !p.hasTKey {
+		p.tkey, p.hasTKey = scope.TemplateKey(p.u), true
+		c.urls[r] = p
+	}
+	return p.tkey, true
 }
 
 func (c *batchContext) fingerprint(r *frontier.Request) frontier.Fingerprint {
@@ -509,9 +565,8 @@ func (c *batchContext) add(r *frontier.Request) {
 	if fp == nil {
 		return
 	}
-	if _, ok := c.states[string(fp)]; !ok {
-		c.states[string(fp)] = state.Entry{}
-		c.order = append(c.order, fp)
+	if _, ok := c.idx[string(fp)]; !ok {
+		c.push(fp, state.Entry{})
 	}
 }
 
@@ -519,24 +574,30 @@ func (c *batchContext) load(ctx context.Context) error {
 	if len(c.order) == 0 {
 		return nil
 	}
-	entries := make([]state.Entry, len(c.order))
 	found := make([]bool, len(c.order))
-	if err := c.w.cache.Get(ctx, c.order, entries, found); err != nil {
+	if err := c.w.cache.Get(ctx, c.order, c.entries, found); err != nil {
 		return fmt.Errorf("strategyworker: read %d states: %w", len(c.order), err)
 	}
-	for i, fp := range c.order {
-		c.states[string(fp)] = entries[i]
-	}
 	return nil
+}
+
+// push adds fp, not yet in the batch, with its entry e, and returns its index.
+func (c *batchContext) push(fp frontier.Fingerprint, e state.Entry) int32 {
+	i := int32(len(c.order))
+	c.idx[string(fp)] = i
+	c.order = append(c.order, fp)
+	c.entries = append(c.entries, e)
+	c.isDirty = append(c.isDirty, false)
+	return i
 }
 
 func (c *batchContext) store(ctx context.Context) error {
 	if len(c.dirty) > 0 {
 		fps := make([]frontier.Fingerprint, 0, len(c.dirty))
 		entries := make([]state.Entry, 0, len(c.dirty))
-		for k, fp := range c.dirty {
-			fps = append(fps, fp)
-			entries = append(entries, c.states[k])
+		for _, i := range c.dirty {
+			fps = append(fps, c.order[i])
+			entries = append(entries, c.entries[i])
 		}
 		if err := c.w.cache.Put(ctx, fps, entries); err != nil {
 			return fmt.Errorf("strategyworker: write %d states: %w", len(fps), err)
@@ -558,7 +619,7 @@ func (c *batchContext) State(r *frontier.Request) frontier.State {
 	if fp == nil {
 		return frontier.Error // unidentifiable: never schedule it
 	}
-	return c.entry(fp).State
+	return c.entries[c.index(fp)].State
 }
 
 // SetState implements strategy.Context.
@@ -566,21 +627,20 @@ func (c *batchContext) SetState(r *frontier.Request, s frontier.State) {
 	c.update(r, func(e *state.Entry) { e.State = s })
 }
 
-// entry returns the entry of fp, reading it (through the cache) when the batch did not load it: a request the
-// strategy made itself, such as a domain's home page.
-func (c *batchContext) entry(fp frontier.Fingerprint) state.Entry {
-	if e, ok := c.states[string(fp)]; ok {
-		return e
+// index returns the index of fp's entry, reading it (through the cache) when the batch did not load it: a
+// request the strategy made itself, such as a domain's home page.
+func (c *batchContext) index(fp frontier.Fingerprint) int32 {
+	if i, ok := c.idx[string(fp)]; ok {
+		return i
 	}
 	out, found := make([]state.Entry, 1), make([]bool, 1)
 	if err := c.w.cache.Get(c.ctx, []frontier.Fingerprint{fp}, out, found); err != nil {
 		if c.err == nil {
 			c.err = fmt.Errorf("strategyworker: read the state of %x: %w", []byte(fp), err)
 		}
-		return state.Entry{State: frontier.Error} // never schedule what could not be read; the batch fails anyway
+		return c.push(fp, state.Entry{State: frontier.Error}) // never schedule what could not be read; the batch fails anyway
 	}
-	c.states[string(fp)] = out[0]
-	return out[0]
+	return c.push(fp, out[0])
 }
 
 // RevisitAt implements strategy.Context.
@@ -589,7 +649,7 @@ func (c *batchContext) RevisitAt(r *frontier.Request) int64 {
 	if fp == nil {
 		return 0
 	}
-	return c.entry(fp).RevisitAt
+	return c.entries[c.index(fp)].RevisitAt
 }
 
 // SetRevisitAt implements strategy.Context.
@@ -623,13 +683,12 @@ func (c *batchContext) update(r *frontier.Request, f func(*state.Entry)) {
 	if fp == nil {
 		return
 	}
-	e := c.entry(fp)
-	f(&e)
-	c.states[string(fp)] = e
-	if c.dirty == nil {
-		c.dirty = map[string]frontier.Fingerprint{}
+	i := c.index(fp)
+	f(&c.entries[i])
+	if !c.isDirty[i] {
+		c.isDirty[i] = true
+		c.dirty = append(c.dirty, i)
 	}
-	c.dirty[string(fp)] = fp
 }
 
 // ErrDropped is Schedule's error for a URL the scope's budgets drop (scope.ReasonHostBudget,
@@ -649,7 +708,7 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 	first := !c.seeding && c.State(r) == frontier.NotCrawled
 	var u *url.URL
 	if first {
-		u, _ = url.Parse(r.URL)
+		u = c.parsed(r).u
 		if reason := c.w.scope.budget(c, r, u); reason != "" {
 			c.w.scope.drop(reason, r.URL)
 			return fmt.Errorf("%w: %s", ErrDropped, reason)
@@ -660,8 +719,9 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 		c.w.m.badRequests.Inc()
 		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
 	}
-	c.out = append(c.out, bus.Message{Key: []byte(r.Hostname()), Value: v})
-	if ctl := c.w.deps.Control; ctl != nil && ctl.Blocked(r.Hostname()) {
+	host := c.host(r)
+	c.out = append(c.out, bus.Message{Key: []byte(host), Value: v})
+	if ctl := c.w.deps.Control; ctl != nil && ctl.Blocked(host) {
 		c.w.m.blocked.Inc() // queued all the same: the DB workers hold it until the host is unblocked
 		c.w.nBlocked.Add(1)
 	}
