@@ -6,11 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
+	"github.com/frontiercrawl/frontier/partition"
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
@@ -34,6 +39,7 @@ func BenchmarkClusterGateway(b *testing.B) {
 	for _, flow := range []bool{true, false} {
 		b.Run(fmt.Sprintf("flow=%s", map[bool]string{true: "on", false: "off"}[flow]), func(b *testing.B) { benchClusterGateway(b, flow) })
 	}
+	b.Run("alone", benchGatewayAlone)
 }
 
 func benchClusterGateway(b *testing.B, flow bool) {
@@ -79,13 +85,7 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 			items[j] = discoveredURL(j)
 		}
 
-		// Each phase's figures are logged as it ends too, so a run that fails later still shows them.
-		report := func(phase string, urls float64, wall, cpu time.Duration) {
-			b.ReportMetric(urls/wall.Seconds(), phase+"-URLs/s")
-			b.ReportMetric(cpu.Seconds()/(urls/1000), phase+"-cpu-s/1000URLs")
-			b.Logf("%s: %.0f URLs in %v: %.0f URLs/s, %.1f ms CPU per 1,000", phase, urls, wall.Round(time.Millisecond),
-				urls/wall.Seconds(), cpu.Seconds()/(urls/1000)*1000)
-		}
+		report := phaseReport(b)
 		put := func(phase string, items []*pb.URLItem) {
 			t0, c0 := time.Now(), cpuTime()
 			var wg sync.WaitGroup
@@ -126,28 +126,104 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 			arrivedWithin(b, cl, "", total, 8*time.Minute)
 			report("loop", float64(total), time.Since(t0), cpuTime()-c0)
 		}
-		acks, err := cl.PutURLs(ctx)
+		getAck(b, cl, n, report)
+	}
+}
+
+// getAck is the getack phase: one client's GetURLs (up to 10 URLs from each of up to 1,000 queues, 60 s leases)
+// and a known put (done) for every URL, until n were acknowledged or 4 minutes passed.
+func getAck(b *testing.B, cl pb.URLFrontierClient, n int, report func(string, float64, time.Duration, time.Duration)) {
+	ctx := context.Background()
+	acks, err := cl.PutURLs(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0, c0 := time.Now(), cpuTime()
+	deadline := t0.Add(4 * time.Minute)
+	got := 0
+	for got < n && time.Now().Before(deadline) {
+		batch := getURLs(b, cl, &pb.GetParams{MaxQueues: 1000, MaxUrlsPerQueue: 10, DelayRequestable: 60})
+		if len(batch) == 0 {
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-b.Context().Done():
+				return
+			}
+			continue
+		}
+		ackDone(b, acks, batch)
+		got += len(batch)
+	}
+	acks.CloseSend()
+	b.ReportMetric(float64(got), "getack-URLs")
+	report("getack", float64(got), time.Since(t0), cpuTime()-c0)
+}
+
+// phaseReport reports a phase's rate and CPU per 1,000 URLs, and prints them as the phase ends, so a run that
+// fails or is stopped later still shows them.
+func phaseReport(b *testing.B) func(phase string, urls float64, wall, cpu time.Duration) {
+	return func(phase string, urls float64, wall, cpu time.Duration) {
+		b.ReportMetric(urls/wall.Seconds(), phase+"-URLs/s")
+		b.ReportMetric(cpu.Seconds()/(urls/1000), phase+"-cpu-s/1000URLs")
+		// On stderr at once: a benchmark's log is printed only when it ends.
+		fmt.Fprintf(os.Stderr, "%s %s: %.0f URLs in %v: %.0f URLs/s, %.1f ms CPU per 1,000\n", b.Name(), phase, urls,
+			wall.Round(time.Millisecond), urls/wall.Seconds(), cpu.Seconds()/(urls/1000)*1000)
+	}
+}
+
+// benchGatewayAlone is the getack phase of the gateway alone on the real Kafka: no strategy worker or DB worker
+// runs; the benchmark writes 100,000 requests over 1,000 hosts on the 2-partition spider feed itself, as the
+// DB worker would (feed: until the gateway holds them all), then GetURLs + a known put per URL, whose
+// page_crawled messages nobody reads. So getack is the gateway's own rate, whatever the crawl's loop costs.
+func benchGatewayAlone(b *testing.B) {
+	const n = 100_000
+	for b.Loop() {
+		env := cluster.Topics(b, "ufa", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
+		if v := os.Getenv("GWPUT_BATCH"); v != "" {
+			fmt.Sscan(v, &env.Kafka.Producer.BatchSize)
+		}
+		c := &cluster.Cluster{Env: env, Bus: env.Bus(b, "main", nil, nil), Identity: cluster.Identity(b)}
+		addr := freePort(b)
+		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1})
+		cl := dial(b, addr)
+		ctx := context.Background()
+		if _, err := cl.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}); err != nil {
+			b.Fatal(err)
+		}
+		out, err := bus.OpenProducer(ctx, c.Bus, bus.SpiderFeed)
 		if err != nil {
 			b.Fatal(err)
 		}
+		report := phaseReport(b)
 		t0, c0 := time.Now(), cpuTime()
-		deadline := t0.Add(4 * time.Minute)
-		got := 0
-		for got < n && time.Now().Before(deadline) {
-			batch := getURLs(b, cl, &pb.GetParams{MaxQueues: 1000, MaxUrlsPerQueue: 10, DelayRequestable: 60})
-			if len(batch) == 0 {
-				select {
-				case <-time.After(10 * time.Millisecond):
-				case <-b.Context().Done():
-					return
-				}
-				continue
+		msgs := make([]bus.Message, 0, 4096)
+		for i := range n {
+			u := fmt.Sprintf("https://host%d.example.com/path/page-%d.html", i%1000, i)
+			pu, _ := url.Parse(u)
+			fp, err := c.Identity.Fingerprint(u)
+			if err != nil {
+				b.Fatal(err)
 			}
-			ackDone(b, acks, batch)
-			got += len(batch)
+			r := &frontier.Request{URL: u, Method: "GET"}
+			r.SetMetaFingerprint(fp)
+			r.SetMetaDomain(c.Identity.Domain(pu))
+			v, err := c.Codec.EncodeRequest(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			host := []byte(pu.Hostname())
+			msgs = append(msgs, bus.Message{Key: host, Value: v, Partition: partition.Crc32Name(host, 2)})
+			if len(msgs) == cap(msgs) || i == n-1 {
+				if err := out.Send(ctx, msgs...); err != nil {
+					b.Fatal(err)
+				}
+				msgs = msgs[:0]
+			}
 		}
-		acks.CloseSend()
-		b.ReportMetric(float64(got), "getack-URLs")
-		report("getack", float64(got), time.Since(t0), cpuTime()-c0)
+		out.Close()
+		arrivedWithin(b, cl, "", n, 4*time.Minute)
+		report("feed", n, time.Since(t0), cpuTime()-c0)
+		getAck(b, cl, n, report)
+		gw.stop(b)
 	}
 }

@@ -97,9 +97,11 @@ type Gateway struct {
 	out  bus.Producer // the spider log
 
 	mu     sync.Mutex
-	recent map[string]struct{} // discovered URLs published, by crawl\0key\0url
-	ring   []string            // the same, in publishing order, to forget the oldest
+	recent map[string]*publication // discovered URLs published (nil) or being published, by crawl\0key\0url
+	ring   []string                // the same, in publishing order, to forget the oldest
 	next   int
+
+	pub *publisher // the spider-log sends of every Put, grouped
 
 	m *gatewayMetrics
 }
@@ -148,7 +150,8 @@ func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gat
 	}
 	st.hold = holdFunc(deps.Control)
 	g := &Gateway{Store: st, cfg: cfg, deps: deps, log: log, id: deps.Identity, out: out,
-		recent: map[string]struct{}{}, ring: make([]string, cfg.Remember)}
+		recent: map[string]*publication{}, ring: make([]string, cfg.Remember)}
+	g.pub = newPublisher(out, GatewayPublishMax, st.Put, g.published)
 	if g.id == nil {
 		g.id = spider.SimpleIdentity{}
 	}
@@ -166,6 +169,7 @@ func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gat
 
 // Close closes the spider-log producer and the store; call it once, after Run and every call have returned.
 func (g *Gateway) Close() error {
+	g.pub.close()
 	return errors.Join(g.out.Close(), g.Store.Close())
 }
 
@@ -417,13 +421,34 @@ func fetchStatus(meta map[string][]string) int {
 // An invalid item is SKIPPED; a spider-log or store failure fails the whole call (FAIL: send it again; the
 // messages are idempotent).
 func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
+	return g.PutAsync(ctx, puts)()
+}
+
+// PutAsync is Put in two steps, so that a caller keeps several calls in flight (Server.PutURLs does, per
+// stream): it builds the call's messages and hands them to the spider log's sender before it returns, so the
+// messages of successive calls reach the spider log in call order; the function it returns waits until they
+// are acknowledged, then writes the known puts to the store and returns Put's answer. Call the functions in
+// the order of the calls that returned them (the store's writes then keep that order too).
+//
+// A discovered URL that an earlier call is still publishing is SKIPPED if that call's messages are
+// acknowledged, FAIL (send it again) if not: it is never answered before it is on the spider log.
+func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, error) {
 	out := make([]Status, len(puts))
-	var msgs []bus.Message
-	var local []Put
+	pb := &publication{done: make(chan struct{})}
+	type dependent struct {
+		i int
+		p *publication
+	}
+	var deps []dependent
 	var localIdx []int
-	var fresh []string
 	inCall := map[string]bool{}
 	now := time.Now().UnixMilli()
+	fail := func(err error) func() ([]Status, error) {
+		pb.err = err
+		g.forget(pb)
+		close(pb.done) // a later call waiting on a URL this one claimed answers it FAIL
+		return func() ([]Status, error) { return nil, err }
+	}
 	for i, p := range puts {
 		crawl, key, ok := g.resolve(p.Info)
 		if !ok {
@@ -439,17 +464,25 @@ func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		rk := crawl + "\x00" + key + "\x00" + p.Info.URL
 		rec, held, err := g.lookup(crawl, key, p.Info.URL)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if !p.Known {
-			if held || inCall[rk] || g.remembered(rk) {
+			if held || inCall[rk] {
 				out[i] = Skipped
 				continue
 			}
 			inCall[rk] = true
+			if earlier, ok := g.claim(rk, pb); ok {
+				if earlier != nil {
+					deps = append(deps, dependent{i, earlier})
+				}
+				out[i] = Skipped
+				continue
+			}
 			link, err := g.request(crawl, key, p.Info, pu)
 			if err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
+				g.unclaim(rk, pb)
 				out[i] = Skipped
 				continue
 			}
@@ -462,11 +495,10 @@ func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
 			}
 			m, err := g.encode(link, msg)
 			if err != nil {
-				return nil, err
+				return fail(err)
 			}
-			msgs = append(msgs, m)
-			fresh = append(fresh, rk)
-			g.m.published.WithLabelValues(msg.Name()).Inc()
+			pb.msgs = append(pb.msgs, m)
+			pb.kinds = append(pb.kinds, msg.Name())
 			continue
 		}
 		var req *frontier.Request
@@ -489,29 +521,256 @@ func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		}
 		m, err := g.encode(req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		msgs = append(msgs, m)
-		local = append(local, p)
+		pb.msgs = append(pb.msgs, m)
+		pb.kinds = append(pb.kinds, "page_crawled")
+		pb.local = append(pb.local, p)
 		localIdx = append(localIdx, i)
-		g.m.published.WithLabelValues("page_crawled").Inc()
 	}
-	if len(msgs) > 0 {
-		if err := g.out.Send(ctx, msgs...); err != nil {
+	if len(pb.msgs) > 0 {
+		g.pub.submit(pb)
+	} else {
+		g.forget(pb)
+		close(pb.done)
+	}
+	return func() ([]Status, error) {
+		if err := pb.wait(ctx); err != nil {
 			return nil, fmt.Errorf("urlfrontier: publish on the spider log: %w", err)
 		}
-	}
-	g.remember(fresh)
-	if len(local) > 0 {
-		st, err := g.Store.Put(ctx, local)
-		if err != nil {
-			return nil, err
+		if pb.storeErr != nil {
+			return nil, pb.storeErr
+		}
+		for _, d := range deps {
+			if err := d.p.wait(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				out[d.i] = Fail // the call that published it failed: this one did not report it either
+			}
 		}
 		for j, i := range localIdx {
-			out[i] = st[j]
+			out[i] = pb.st[j]
+		}
+		return out, nil
+	}
+}
+
+// GatewayPublishMax bounds the messages of one spider-log Send of the gateway: what the calls of every stream
+// handed over while the previous Send was in flight, grouped.
+const GatewayPublishMax = 65536
+
+// publication is one Put call's spider-log messages and the known puts it writes to the store once they are
+// acknowledged, from the moment the call builds them until the spider log acknowledged them and the store
+// wrote the puts (done closed; st holds the puts' statuses) or either failed (err: the Send; storeErr: the
+// store's write, after the messages were acknowledged).
+type publication struct {
+	msgs     []bus.Message
+	kinds    []string // each message's name, for the metric
+	keys     []string // the discovered URLs it publishes (Gateway.recent)
+	local    []Put    // the known puts, written to the store after the Send
+	st       []Status // their statuses
+	done     chan struct{}
+	err      error
+	storeErr error
+}
+
+func (p *publication) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// publisher sends the publications handed to it on the spider log, in the order they were handed over: one
+// Send at a time, each carrying every publication that waits (up to max messages), so the produce requests of
+// the gateway's calls, every stream's and every acknowledgement's, are as large as the spider log's round trip
+// lets them grow, and a partition's messages stay in call order (one Send at a time; within a Send, kafka-go
+// keeps a partition's order). A Put's caller keeps building its next call meanwhile.
+//
+// Once a Send is acknowledged, a second goroutine writes the known puts of its publications to the store, with
+// those of every other acknowledged publication waiting, in one store call (one synced write) in the same
+// order, while the next Send is in flight: a client's known put is acknowledged only once its page_crawled is
+// on the spider log and the URL is done in the store, as before, but neither the Sends nor the store's writes
+// wait for each other any more.
+type publisher struct {
+	out   bus.Producer
+	max   int
+	store func(context.Context, []Put) ([]Status, error)
+	done  func(*publication) // called once a publication is settled, before its waiters wake
+
+	mu      sync.Mutex
+	queue   []*publication // to send
+	written []*publication // sent, their known puts to write
+	closed  bool
+	wake    chan struct{}
+	wakeW   chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	stopped sync.WaitGroup
+}
+
+func newPublisher(out bus.Producer, max int, store func(context.Context, []Put) ([]Status, error), done func(*publication)) *publisher {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &publisher{out: out, max: max, store: store, done: done, wake: make(chan struct{}, 1), wakeW: make(chan struct{}, 1),
+		ctx: ctx, cancel: cancel}
+	p.stopped.Add(2)
+	go p.run()
+	go p.runStore()
+	return p
+}
+
+func (p *publisher) submit(pb *publication) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.settle([]*publication{pb}, bus.ErrClosed)
+		return
+	}
+	p.queue = append(p.queue, pb)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes the publications of the next Send from the queue: at least one, then as many as fit in max.
+func (p *publisher) take() []*publication {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, size := 0, 0
+	for n < len(p.queue) && (n == 0 || size+len(p.queue[n].msgs) <= p.max) {
+		size += len(p.queue[n].msgs)
+		n++
+	}
+	batch := slices.Clone(p.queue[:n])
+	p.queue = slices.Delete(p.queue, 0, n)
+	return batch
+}
+
+func (p *publisher) run() {
+	defer p.stopped.Done()
+	var msgs []bus.Message
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.wake:
+		}
+		for batch := p.take(); len(batch) > 0; batch = p.take() {
+			msgs = msgs[:0]
+			for _, pb := range batch {
+				msgs = append(msgs, pb.msgs...)
+			}
+			err := p.out.Send(p.ctx, msgs...)
+			clear(msgs) // drop the references to the messages' bytes
+			if err != nil {
+				p.settle(batch, err)
+				continue
+			}
+			p.mu.Lock()
+			if p.closed {
+				p.mu.Unlock()
+				p.settle(batch, bus.ErrClosed)
+				continue
+			}
+			p.written = append(p.written, batch...)
+			p.mu.Unlock()
+			select {
+			case p.wakeW <- struct{}{}:
+			default:
+			}
 		}
 	}
-	return out, nil
+}
+
+// runStore writes the known puts of the publications that were sent, every waiting one's in one store call.
+func (p *publisher) runStore() {
+	defer p.stopped.Done()
+	var local []Put
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-p.wakeW:
+		}
+		for {
+			p.mu.Lock()
+			batch := p.written
+			p.written = nil
+			p.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			local = local[:0]
+			for _, pb := range batch {
+				local = append(local, pb.local...)
+			}
+			var st []Status
+			var err error
+			if len(local) > 0 {
+				st, err = p.store(p.ctx, local)
+			}
+			clear(local)
+			for _, pb := range batch {
+				if err != nil {
+					pb.storeErr = err
+				} else {
+					pb.st, st = st[:len(pb.local):len(pb.local)], st[len(pb.local):]
+				}
+				pb.local = nil
+			}
+			p.settle(batch, nil)
+		}
+	}
+}
+
+func (p *publisher) settle(batch []*publication, err error) {
+	for _, pb := range batch {
+		pb.err = err
+		p.done(pb)
+		pb.msgs = nil
+		close(pb.done)
+	}
+}
+
+// close fails what waits and stops the sender; a Send in flight ends with the context. The publications that
+// were sent and not yet written to the store fail as the store's (their messages are on the spider log).
+func (p *publisher) close() {
+	p.mu.Lock()
+	p.closed = true
+	q, w := p.queue, p.written
+	p.queue, p.written = nil, nil
+	p.mu.Unlock()
+	p.cancel()
+	p.stopped.Wait()
+	p.settle(q, bus.ErrClosed)
+	for _, pb := range w {
+		pb.storeErr = bus.ErrClosed
+	}
+	p.settle(w, nil)
+}
+
+// published settles a publication's discovered URLs in Gateway.recent (published, or forgotten when the Send
+// failed) and counts its messages.
+func (g *Gateway) published(pb *publication) {
+	if pb.err != nil {
+		g.forget(pb)
+		return
+	}
+	for _, k := range pb.kinds {
+		g.m.published.WithLabelValues(k).Inc()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range pb.keys {
+		if g.recent[k] == pb {
+			g.recent[k] = nil
+		}
+	}
 }
 
 // encode encodes m keyed as a spider keys its reports: by the domain fingerprint of r's host.
@@ -529,26 +788,47 @@ func (g *Gateway) encode(r *frontier.Request, m frontier.Message) (bus.Message, 
 	return bus.Message{Key: key, Value: b}, nil
 }
 
-func (g *Gateway) remembered(k string) bool {
+// claim reports whether the gateway published the discovered URL k already (earlier nil) or is publishing it
+// (earlier is that publication); if neither, it records that pb publishes it (ok false).
+func (g *Gateway) claim(k string, pb *publication) (earlier *publication, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, ok := g.recent[k]
-	return ok
+	if e, ok := g.recent[k]; ok {
+		return e, true
+	}
+	pb.keys = append(pb.keys, k)
+	if len(g.ring) == 0 {
+		return nil, false
+	}
+	if old := g.ring[g.next]; old != "" {
+		delete(g.recent, old)
+	}
+	g.ring[g.next] = k
+	g.recent[k] = pb
+	g.next = (g.next + 1) % len(g.ring)
+	return nil, false
 }
 
-func (g *Gateway) remember(ks []string) {
-	if len(g.ring) == 0 {
-		return
-	}
+// unclaim undoes claim for a URL pb will not publish after all.
+func (g *Gateway) unclaim(k string, pb *publication) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, k := range ks {
-		if old := g.ring[g.next]; old != "" {
-			delete(g.recent, old)
+	if g.recent[k] == pb {
+		delete(g.recent, k)
+	}
+	if i := slices.Index(pb.keys, k); i >= 0 {
+		pb.keys = slices.Delete(pb.keys, i, i+1)
+	}
+}
+
+// forget drops the discovered URLs pb was to publish from Gateway.recent: they are not on the spider log.
+func (g *Gateway) forget(pb *publication) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range pb.keys {
+		if g.recent[k] == pb {
+			delete(g.recent, k)
 		}
-		g.ring[g.next] = k
-		g.recent[k] = struct{}{}
-		g.next = (g.next + 1) % len(g.ring)
 	}
 }
 

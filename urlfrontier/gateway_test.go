@@ -2,6 +2,7 @@ package urlfrontier
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -318,5 +319,80 @@ func TestGatewayConfigErrors(t *testing.T) {
 	cfg.Partitions = []int{3}
 	if _, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: mb}); err == nil {
 		t.Fatal("no codec and a partition out of range: no error")
+	}
+}
+
+// gatedProducer is a spider-log producer whose Sends wait for the test: each Send announces its messages on
+// sending and returns what the test puts on result.
+type gatedProducer struct {
+	bus.Producer
+	sending chan []bus.Message
+	result  chan error
+}
+
+func (p *gatedProducer) Send(ctx context.Context, msgs ...bus.Message) error {
+	p.sending <- slices.Clone(msgs)
+	select {
+	case err := <-p.result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestGatewayPutInFlight: calls in flight at once (Server.PutURLs keeps several per stream) publish in call
+// order, one Send carrying what waited; a discovered URL an earlier call is still publishing is answered only
+// once that call's Send ended: SKIPPED when it was acknowledged, FAIL when not, and a failed URL can be put
+// again.
+func TestGatewayPutInFlight(t *testing.T) {
+	w := newGWTest(t)
+	gate := &gatedProducer{sending: make(chan []bus.Message, 1), result: make(chan error, 1)}
+	w.g.pub.close()
+	w.g.pub = newPublisher(gate, GatewayPublishMax, w.g.Store.Put, w.g.published)
+	ctx := t.Context()
+	type res struct {
+		st  []Status
+		err error
+	}
+	run := func(wait func() ([]Status, error)) <-chan res {
+		c := make(chan res, 1)
+		go func() { st, err := wait(); c <- res{st, err} }()
+		return c
+	}
+
+	first := run(w.g.PutAsync(ctx, []Put{disc("http://a.test/1"), disc("http://a.test/2")}))
+	if got := <-gate.sending; len(got) != 2 {
+		t.Fatalf("first Send: %d messages, want 2", len(got))
+	}
+	// While the first Send is in flight, two more calls: one Send takes both, after the first.
+	second := run(w.g.PutAsync(ctx, []Put{disc("http://a.test/1"), disc("http://a.test/3")}))
+	third := run(w.g.PutAsync(ctx, []Put{disc("http://a.test/4"), disc("http://a.test/2")}))
+	select {
+	case r := <-second:
+		t.Fatalf("the second call answered %v, %v before the first one's Send ended", r.st, r.err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	gate.result <- errors.New("broker gone")
+	if r := <-first; r.err == nil {
+		t.Fatalf("first call: %v, want the Send's error", r.st)
+	}
+	if got := <-gate.sending; len(got) != 2 {
+		t.Fatalf("second Send: %d messages, want the 2 new URLs of both waiting calls", len(got))
+	}
+	gate.result <- nil
+	if r := <-second; r.err != nil || !slices.Equal(r.st, []Status{Fail, OK}) {
+		t.Errorf("second call: %v, %v; want [FAIL OK] (a/1 was the failed call's)", r.st, r.err)
+	}
+	if r := <-third; r.err != nil || !slices.Equal(r.st, []Status{OK, Fail}) {
+		t.Errorf("third call: %v, %v; want [OK FAIL]", r.st, r.err)
+	}
+	// The failed URLs are not remembered: put again, they are published; a/3 is remembered.
+	again := run(w.g.PutAsync(ctx, []Put{disc("http://a.test/1"), disc("http://a.test/3")}))
+	if got := <-gate.sending; len(got) != 1 {
+		t.Fatalf("third Send: %d messages, want a/1 alone", len(got))
+	}
+	gate.result <- nil
+	if r := <-again; r.err != nil || !slices.Equal(r.st, []Status{OK, Skipped}) {
+		t.Errorf("put again: %v, %v; want [OK SKIPPED]", r.st, r.err)
 	}
 }

@@ -233,53 +233,99 @@ func gather[T any](ch <-chan *T, max int, weigh func(*T) int) (batch []*T, ok bo
 	return batch, true
 }
 
+// asyncPutter is a Backend whose Put can be kept in flight (Gateway.PutAsync): the call hands its work over
+// in call order and returns; the function it returns waits for the outcome.
+type asyncPutter interface {
+	PutAsync(ctx context.Context, puts []Put) func() ([]Status, error)
+}
+
+// PutDepth is how many batches of one PutURLs stream are in flight at once over an asyncPutter (a Gateway):
+// while one waits for the spider log's acknowledgement, the next ones are built and handed over.
+const PutDepth = 4
+
 // PutURLs implements the RPC: one ack per item, sent once the item is written (OK), rejected for good
-// (SKIPPED: already known when discovered, or invalid) or not written (FAIL: send it again).
+// (SKIPPED: already known when discovered, or invalid) or not written (FAIL: send it again). Over a Gateway up
+// to PutDepth batches are in flight; the acks keep the items' order.
 func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessage]) error {
 	ctx := stream.Context()
 	ch, rerr := recvLoop(ctx, stream.Recv, s.batch)
 	one := func(*pb.URLItem) int { return 1 }
-	puts := make([]Put, 0, s.batch)
-	idx := make([]int, 0, s.batch)
+	start := func(puts []Put) func() ([]Status, error) {
+		st, err := s.b.Put(ctx, puts)
+		return func() ([]Status, error) { return st, err }
+	}
+	depth := 1
+	if a, ok := s.b.(asyncPutter); ok {
+		start = func(puts []Put) func() ([]Status, error) { return a.PutAsync(ctx, puts) }
+		depth = PutDepth
+	}
+	type inFlight struct {
+		batch []*pb.URLItem
+		acks  []pb.AckMessage_Status
+		puts  []Put
+		idx   []int
+		wait  func() ([]Status, error)
+	}
+	// The acks are sent by a goroutine of their own, in order, so the next batches are built meanwhile; the
+	// channel's capacity bounds what is in flight.
+	flights := make(chan *inFlight, depth-1)
+	var sendErr error
+	acked := make(chan struct{})
+	go func() {
+		defer close(acked)
+		for f := range flights {
+			st, err := f.wait()
+			if sendErr != nil {
+				continue // the stream is broken: drain what is in flight
+			}
+			if err != nil {
+				s.log.Error("PutURLs: write failed; the batch is acknowledged FAIL", "urls", len(f.puts), "err", err)
+			}
+			for j, i := range f.idx {
+				f.acks[i] = pb.AckMessage_FAIL
+				if err == nil {
+					f.acks[i] = pb.AckMessage_Status(st[j])
+				}
+				s.m.put(f.puts[j].Known, Status(f.acks[i]))
+			}
+			for i, it := range f.batch {
+				id := it.GetID()
+				if id == "" {
+					p, _ := toPut(it)
+					id = p.Info.URL
+				}
+				if err := stream.Send(&pb.AckMessage{ID: id, Status: f.acks[i]}); err != nil {
+					sendErr = err
+					break
+				}
+			}
+		}
+	}()
 	for {
 		batch, ok := gather(ch, s.batch, one)
 		if !ok {
 			break
 		}
-		puts, idx = puts[:0], idx[:0]
-		acks := make([]pb.AckMessage_Status, len(batch))
+		f := &inFlight{batch: batch, acks: make([]pb.AckMessage_Status, len(batch)),
+			puts: make([]Put, 0, len(batch)), idx: make([]int, 0, len(batch))}
 		for i, it := range batch {
 			p, valid := toPut(it)
 			if !valid {
 				s.log.Warn("PutURLs: item is neither discovered nor known", "id", it.GetID())
-				acks[i] = pb.AckMessage_SKIPPED
+				f.acks[i] = pb.AckMessage_SKIPPED
 				s.m.puts.WithLabelValues("none", "SKIPPED").Inc()
 				continue
 			}
-			puts = append(puts, p)
-			idx = append(idx, i)
+			f.puts = append(f.puts, p)
+			f.idx = append(f.idx, i)
 		}
-		st, err := s.b.Put(ctx, puts)
-		if err != nil {
-			s.log.Error("PutURLs: write failed; the batch is acknowledged FAIL", "urls", len(puts), "err", err)
-		}
-		for j, i := range idx {
-			acks[i] = pb.AckMessage_FAIL
-			if err == nil {
-				acks[i] = pb.AckMessage_Status(st[j])
-			}
-			s.m.put(puts[j].Known, Status(acks[i]))
-		}
-		for i, it := range batch {
-			id := it.GetID()
-			if id == "" {
-				p, _ := toPut(it)
-				id = p.Info.URL
-			}
-			if err := stream.Send(&pb.AckMessage{ID: id, Status: acks[i]}); err != nil {
-				return err
-			}
-		}
+		f.wait = start(f.puts)
+		flights <- f
+	}
+	close(flights)
+	<-acked
+	if sendErr != nil {
+		return sendErr
 	}
 	return *rerr
 }
