@@ -369,3 +369,28 @@ func TestDeferredWritesDurableWithNextSync(t *testing.T) {
 	_ = b.Close()
 	_ = db.Close()
 }
+
+// TestCarve: messages share blocks of fetchChunk bytes without overlapping, an append to one never writes into
+// the next, and a large message gets memory of its own.
+func TestCarve(t *testing.T) {
+	var arena []byte
+	var got [][]byte
+	for i, n := range []int{10, 0, 300, fetchChunk / 4, fetchChunk/4 + 1, fetchChunk / 4, fetchChunk / 4, 7} {
+		b := carve(&arena, n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("carve %d: len %d cap %d, want both %d", n, len(b), cap(b), n)
+		}
+		for j := range b {
+			b[j] = byte(i + 1)
+		}
+		got = append(got, b)
+	}
+	_ = append(got[0], 0xff) // must reallocate, not overwrite got[1] or got[2]
+	for i, b := range got {
+		for _, c := range b {
+			if c != byte(i+1) {
+				t.Fatalf("message %d overwritten: holds %d", i, c)
+			}
+		}
+	}
+}
