@@ -45,6 +45,9 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 	seen := map[string]bool{}
 	var keys []string
 	for _, h := range hosts {
+		if seen[h] {
+			continue // a host met before (the batch lists one per URL): its domain is in keys already
+		}
 		for _, k := range []string{h, strategy.Domain(h)} {
 			if !seen[k] {
 				seen[k] = true

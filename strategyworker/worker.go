@@ -282,8 +282,20 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			w.counters.reset() // the batch is handled again: forget what it added
 		}
 	}()
-	c := &batchContext{ctx: ctx, w: w, fps: map[*frontier.Request]frontier.Fingerprint{}, idx: map[string]int32{},
-		hosts: map[*frontier.Request]string{}, urls: map[*frontier.Request]parsedURL{}}
+	n := 0 // the batch's requests, about: the maps below are sized once instead of growing through rehashes
+	for _, e := range events {
+		switch e := e.(type) {
+		case *frontier.AddSeeds:
+			n += len(e.Seeds)
+		case *frontier.LinksExtracted:
+			n += 1 + len(e.Links)
+		default:
+			n++
+		}
+	}
+	c := &batchContext{ctx: ctx, w: w, fps: make(map[*frontier.Request]frontier.Fingerprint, n), idx: make(map[string]int32, n),
+		hosts: make(map[*frontier.Request]string, n), urls: make(map[*frontier.Request]parsedURL, n),
+		order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n), isDirty: make([]bool, 0, n)}
 	var hosts []string
 	for _, e := range events {
 		for _, r := range requestsOf(e) {
