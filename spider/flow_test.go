@@ -65,11 +65,15 @@ func TestTrackerBounds(t *testing.T) {
 	}
 }
 
-// flowSpider runs a spider on h's feed that dials ls for every host name, with cfg changed by mod.
+// flowSpider runs a spider on h's feed that dials ls for every host name, with cfg changed by mod (when not
+// nil). The function it returns stops the spider.
 func flowSpider(t *testing.T, h *harness, ls *leaseSite, mod func(*Config)) (*Spider, func()) {
+	t.Helper()
 	cfg := testConfig(t)
 	cfg.Delay = 0
-	mod(&cfg)
+	if mod != nil {
+		mod(&cfg)
+	}
 	deps := h.deps
 	addr := ls.srv.Listener.Addr().String()
 	deps.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -1,16 +1,12 @@
 package spider
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	frontier "github.com/frontiercrawl/frontier"
 )
@@ -68,31 +64,10 @@ func (ls *leaseSite) count(path string) int {
 // url is path on host name (any name: the spider dials the test server for every host).
 func (ls *leaseSite) url(name, path string) string { return "http://" + name + path }
 
-// leaseSpider runs a spider over the harness's feed that dials ls for every host name.
+// leaseSpider runs a spider over the harness's feed that dials ls for every host name (flowSpider with the
+// test configuration as it is).
 func leaseSpider(t *testing.T, h *harness, ls *leaseSite) (*Spider, func()) {
-	cfg := testConfig(t)
-	cfg.Delay = 0
-	deps := h.deps
-	addr := ls.srv.Listener.Addr().String()
-	deps.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}
-	deps.Feed = h.feed.consumer()
-	deps.Registerer = prometheus.NewRegistry()
-	s, err := New(cfg, deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	return s, func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}
+	return flowSpider(t, h, ls, nil)
 }
 
 // waitFor polls cond until it holds (a hang guard, not a timing assertion).
