@@ -21,10 +21,18 @@ import (
 	"github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
-// TestGatewayOverKafka runs the urlfrontier role (cmd/urlfrontier) on a run's own topics of a real broker: it
-// serves the URLFrontier API on --addr until its context ends, then stops cleanly.
-func TestGatewayOverKafka(t *testing.T) {
-	env := cluster.Topics(t, "gw", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+// testGateway is the urlfrontier role (cmd/urlfrontier) run by a test, and a client of its URLFrontier API.
+type testGateway struct {
+	t      *testing.T
+	client urlfrontierpb.URLFrontierClient
+	done   chan error // Run's error, once it returned
+	cancel context.CancelFunc
+}
+
+// startGateway runs the urlfrontier role on env's topics (configs/spider.yaml, partition 0), serving on a free
+// loopback port, until ctx ends or stop.
+func startGateway(t *testing.T, ctx context.Context, env *cluster.Env) *testGateway {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -36,31 +44,48 @@ func TestGatewayOverKafka(t *testing.T) {
 	for _, kv := range env.Sets() {
 		args = append(args, "--set", kv)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- Run(rctx, "urlfrontier", args) }()
-
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	client := urlfrontierpb.NewURLFrontierClient(conn)
+	t.Cleanup(func() { conn.Close() })
+	rctx, cancel := context.WithCancel(ctx)
+	g := &testGateway{t: t, client: urlfrontierpb.NewURLFrontierClient(conn), done: make(chan error, 1), cancel: cancel}
+	go func() { g.done <- Run(rctx, "urlfrontier", args) }()
+	return g
+}
+
+// alive fails the test if the gateway stopped.
+func (g *testGateway) alive() {
+	select {
+	case err := <-g.done:
+		g.done <- err
+		g.t.Fatalf("the gateway stopped: %v", err)
+	default:
+	}
+}
+
+// stop ends the gateway's context and returns what Run returned.
+func (g *testGateway) stop() error {
+	g.cancel()
+	return <-g.done
+}
+
+// TestGatewayOverKafka runs the urlfrontier role (cmd/urlfrontier) on a run's own topics of a real broker: it
+// serves the URLFrontier API on --addr until its context ends, then stops cleanly.
+func TestGatewayOverKafka(t *testing.T) {
+	env := cluster.Topics(t, "gw", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	g := startGateway(t, ctx, env)
 	cluster.WaitFor(t, ctx, "the gateway to answer GetStats", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("the gateway stopped: %v", err)
-		default:
-		}
+		g.alive()
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 		defer ccancel()
-		_, err := client.GetStats(cctx, &urlfrontierpb.QueueWithinCrawlParams{})
+		_, err := g.client.GetStats(cctx, &urlfrontierpb.QueueWithinCrawlParams{})
 		return err == nil
 	})
-	stop()
-	if err := <-done; err != nil {
+	if err := g.stop(); err != nil {
 		t.Fatalf("the gateway after its context ended: %v", err)
 	}
 }
@@ -87,23 +112,9 @@ func TestGatewayFollowsControl(t *testing.T) {
 	}
 	send(control.Command{Op: control.OpBlock, Target: "blocked.test", ID: "gw-1"})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	args := []string{"--config", "../configs/spider.yaml", "--partition-id", "0", "--addr", addr,
-		"--set", "metrics.addr=127.0.0.1:0", "--set", "spider.state_dir=" + t.TempDir()}
-	for _, kv := range env.Sets() {
-		args = append(args, "--set", kv)
-	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- Run(rctx, "urlfrontier", args) }()
+	g := startGateway(t, ctx, env)
 	defer func() {
-		stop()
-		if err := <-done; err != nil {
+		if err := g.stop(); err != nil {
 			t.Errorf("the gateway after its context ended: %v", err)
 		}
 	}()
@@ -124,22 +135,9 @@ func TestGatewayFollowsControl(t *testing.T) {
 		}
 	}
 
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := urlfrontierpb.NewURLFrontierClient(conn)
-	alive := func() {
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("the gateway stopped: %v", err)
-		default:
-		}
-	}
+	client := g.client
 	cluster.WaitFor(t, ctx, "the gateway to hold both feed requests", func() bool {
-		alive()
+		g.alive()
 		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 		defer ccancel()
 		st, err := client.GetStats(cctx, &urlfrontierpb.QueueWithinCrawlParams{})
@@ -170,7 +168,7 @@ func TestGatewayFollowsControl(t *testing.T) {
 	send(control.Command{Op: control.OpUnblock, Target: "blocked.test", ID: "gw-2"})
 	var got []string
 	cluster.WaitFor(t, ctx, "the unblocked host's URL to be handed out", func() bool {
-		alive()
+		g.alive()
 		got = get()
 		return len(got) > 0
 	})

@@ -29,6 +29,20 @@ func kafkaBrokers(t *testing.T) []string {
 	return strings.Split(frontiertest.Server(t, "FRONTIER_TEST_KAFKA"), ",")
 }
 
+// ownTopicsConfig returns the default configuration on brokers with each stream on a topic of this run's own,
+// named prefix-todo|done|score|control-<now>: the spider feed and the spider log with parts partitions, the
+// scoring log and the control stream with one. It creates no topic.
+func ownTopicsConfig(brokers []string, prefix string, parts int) configs.Config {
+	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
+	cfg := configs.DefaultConfig()
+	cfg.Kafka.Brokers = brokers
+	cfg.Streams.SpiderFeed = kafkabus.StreamConfig{Topic: prefix + "-todo-" + suffix, Partitions: parts}
+	cfg.Streams.SpiderLog = kafkabus.StreamConfig{Topic: prefix + "-done-" + suffix, Partitions: parts}
+	cfg.Streams.ScoringLog = kafkabus.StreamConfig{Topic: prefix + "-score-" + suffix, Partitions: 1}
+	cfg.Streams.Control = kafkabus.StreamConfig{Topic: prefix + "-control-" + suffix, Partitions: 1}
+	return cfg
+}
+
 // TestSpiderOverKafka runs the spider role (runSpider, as cmd/spider does) on fresh topics of a real broker:
 // seeds go to the spider log as add_seeds, a feed request is fetched and reported, the WARC file is written, and the feed
 // offset is committed.
@@ -44,14 +58,8 @@ func TestSpiderOverKafka(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
-	cfg := configs.DefaultConfig()
-	cfg.Kafka.Brokers = brokers
-	cfg.Streams.SpiderFeed = kafkabus.StreamConfig{Topic: "spider-it-todo-" + suffix, Partitions: 2}
-	cfg.Streams.SpiderLog = kafkabus.StreamConfig{Topic: "spider-it-done-" + suffix, Partitions: 2}
-	cfg.Streams.ScoringLog = kafkabus.StreamConfig{Topic: "spider-it-score-" + suffix, Partitions: 1}
-	// The spider waits for its control stream before it fetches: a topic of this run's own.
-	cfg.Streams.Control = kafkabus.StreamConfig{Topic: "spider-it-control-" + suffix, Partitions: 1}
+	// The spider waits for its control stream before it fetches: a topic of this run's own, like the others.
+	cfg := ownTopicsConfig(brokers, "spider-it", 2)
 	cfg.Spider.Delay = 0
 	cfg.Spider.StateDir = t.TempDir()
 	cfg.WARC.Dir = t.TempDir()

@@ -18,7 +18,6 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
-	"github.com/frontiercrawl/frontier/configs"
 	"github.com/frontiercrawl/frontier/control"
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/hbase"
@@ -38,13 +37,7 @@ import (
 func TestStrategyWorkerFollowsControl(t *testing.T) {
 	brokers := kafkaBrokers(t)
 	hbaseAddr := frontiertest.Server(t, "FRONTIER_TEST_HBASE")
-	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
-	cfg := configs.DefaultConfig()
-	cfg.Kafka.Brokers = brokers
-	cfg.Streams.SpiderFeed = kafkabus.StreamConfig{Topic: "sw-ctl-todo-" + suffix, Partitions: 1}
-	cfg.Streams.SpiderLog = kafkabus.StreamConfig{Topic: "sw-ctl-done-" + suffix, Partitions: 1}
-	cfg.Streams.ScoringLog = kafkabus.StreamConfig{Topic: "sw-ctl-score-" + suffix, Partitions: 1}
-	cfg.Streams.Control = kafkabus.StreamConfig{Topic: "sw-ctl-control-" + suffix, Partitions: 1}
+	cfg := ownTopicsConfig(brokers, "sw-ctl", 1)
 	cfg.HBase.Addr = hbaseAddr
 	if v := os.Getenv("FRONTIER_TEST_HBASE_TRANSPORT"); v != "" {
 		cfg.HBase.Transport = v
@@ -201,7 +194,7 @@ func TestStrategyWorkerFollowsControl(t *testing.T) {
 		t.Errorf("frontier_strategyworker_blocked_scheduled_total = %v, want 1: the first batch was scored before the block was read", n)
 	}
 	// Nothing was dropped: the blocked host's link is on the scoring log, for the queue.
-	c, err := b.Consumer(ctx, bus.ScoringLog, "sw-ctl-check-"+suffix, []int{0})
+	c, err := b.Consumer(ctx, bus.ScoringLog, cfg.Streams.ScoringLog.Topic+"-check", []int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
