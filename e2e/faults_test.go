@@ -269,12 +269,15 @@ func TestFaults(t *testing.T) {
 }
 
 // faultSeed is the seed of a run's random moments: FRONTIER_FAULT_SEED when set (to replay a run), else the
-// clock. It is logged either way. The variable is then removed from the test's environment until the test ends:
-// the role binaries inherit it, and they read every FRONTIER_* variable but FRONTIER_TEST_* as a configuration
-// key (configs/load.go), so they would refuse to start.
-func faultSeed(t *testing.T) int64 {
+// clock (envSeed).
+func faultSeed(t *testing.T) int64 { return envSeed(t, "FRONTIER_FAULT_SEED") }
+
+// envSeed is the seed of a test's random moments: the variable name when set (to replay a run), else the clock.
+// It is logged either way. The variable is then removed from the test's environment until the test ends: the
+// role binaries inherit it, and they read every FRONTIER_* variable but FRONTIER_TEST_* as a configuration key
+// (configs/load.go), so they would refuse to start.
+func envSeed(t *testing.T, name string) int64 {
 	t.Helper()
-	const name = "FRONTIER_FAULT_SEED"
 	seed := time.Now().UnixNano()
 	if v, ok := os.LookupEnv(name); ok {
 		if err := os.Unsetenv(name); err != nil {
@@ -286,7 +289,7 @@ func faultSeed(t *testing.T) int64 {
 			t.Fatalf("%s=%q: %v", name, v, err)
 		}
 	}
-	t.Logf("random moments from FRONTIER_FAULT_SEED=%d (set it to replay them)", seed)
+	t.Logf("random moments from %s=%d (set it to replay them)", name, seed)
 	return seed
 }
 
