@@ -24,7 +24,6 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
-	"github.com/frontiercrawl/frontier/pebblestore"
 )
 
 // buildStandalone builds cmd/standalone into a temporary directory, as `go install` would.
@@ -258,14 +257,7 @@ func first(s []string, n int) []string { return s[:min(n, len(s))] }
 // (frontiertest.CheckAccounting).
 func requireAccounted(t *testing.T, dataDir string) {
 	t.Helper()
-	pcfg := pebblestore.DefaultConfig()
-	pcfg.Dir = filepath.Join(dataDir, "pebble")
-	db, err := pebblestore.Open(pcfg, nil)
-	if err != nil {
-		t.Fatalf("open the crawl's store for the accounting check: %v", err)
-	}
-	defer db.Close()
-	frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: db.RawStates(), Queue: db.Queue(), Pages: db.Pages()})
+	frontiertest.RequireStandaloneAccounted(t, dataDir)
 }
 
 // unreported reads, from the data directory of a stopped crawl, the URLs it may hand to a spider again, i.e.

@@ -2,7 +2,6 @@ package standalone
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,14 +19,7 @@ import (
 // (frontiertest.CheckAccounting).
 func requireAccounted(t *testing.T, dataDir string) frontiertest.Accounting {
 	t.Helper()
-	pcfg := pebblestore.DefaultConfig()
-	pcfg.Dir = filepath.Join(dataDir, "pebble")
-	db, err := pebblestore.Open(pcfg, nil)
-	if err != nil {
-		t.Fatalf("open the crawl's store for the accounting check: %v", err)
-	}
-	defer db.Close()
-	return frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: db.RawStates(), Queue: db.Queue(), Pages: db.Pages()})
+	return frontiertest.RequireStandaloneAccounted(t, dataDir)
 }
 
 // TestCheckStranded: the finish check finds a QUEUED URL with no queue row, and accepts one with a row.
