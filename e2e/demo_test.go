@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,8 @@ import (
 // violation). About 20 s.
 func TestDemo(t *testing.T) {
 	bin := buildStandalone(t)
-	p := startCrawl(t, bin, t.TempDir(), "--demo", "--set", "metrics.addr=")
+	dir := t.TempDir()
+	p := startCrawl(t, bin, dir, "--demo", "--set", "metrics.addr=")
 	select {
 	case <-p.Done():
 		if err := p.Err(); err != nil {
@@ -29,5 +31,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo's report lacks %q:\n%s", want, tail(out, 15))
 		}
 	}
+	// The demo's data directory: the default standalone.data_dir, with "-demo" (launch/standalone.go).
+	requireAccounted(t, filepath.Join(dir, "data", "standalone-demo"))
 	t.Log(grepLines(out, "crawl finished", "pages fetched", "reachable URLs", "fetched twice", "robots violations", "WARC"))
 }

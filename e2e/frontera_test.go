@@ -157,6 +157,9 @@ func TestFronteraSpiders(t *testing.T) {
 	waitQuiet(t, ctx, procs, site, 4*time.Second, func() (bool, error) { return cluster.Idle(ctx, b, hb.Queue()) })
 	crawled := time.Since(seeded)
 	procs.Stop()
+	// Idle: every stream committed and the queue empty, so nothing is in flight; the end-of-crawl invariant on
+	// Frontier's tables.
+	frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: hb.States(), Queue: hb.Queue(), Pages: hb.Pages()})
 
 	check := cluster.CheckCrawl(t, site, false)
 	t.Logf("Frontera spiders through Frontier's workers: %d reachable URLs, %d fetched; started in %v, crawled in %v (4 s quiet included)",

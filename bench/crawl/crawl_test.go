@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/frontiercrawl/frontier/configs"
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/standalone"
 	_ "github.com/frontiercrawl/frontier/strategy/all"
@@ -140,6 +141,7 @@ func TestStandaloneHTTP(t *testing.T) {
 	m := startMeter()
 	sum, reg, wall := runStandalone(t, cfg, standalone.Deps{Seeds: writeSeeds(t, w.Seeds), Identity: id})
 	cpu := m.done()
+	frontiertest.RequireStandaloneAccounted(t, cfg.DataDir) // after the meter stopped: not in the figures
 	c := w.check(t)
 	unique := int64(c.Reachable - c.Missing)
 	n, q := histogram(t, reg, "frontier_spider_discovery_to_fetch_seconds", 0.5, 0.9, 0.99)

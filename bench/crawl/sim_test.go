@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/standalone"
 )
 
@@ -134,6 +135,7 @@ func TestStandaloneSim(t *testing.T) {
 	defer progress(t, sw, start)()
 	sum, reg, _ := runStandalone(t, cfg, standalone.Deps{Seeds: writeSeeds(t, sw.seeds()), Identity: id, Transport: sw})
 	cpu := m.done()
+	frontiertest.RequireStandaloneAccounted(t, cfg.DataDir) // after the meter stopped: not in the figures
 	wall := time.Duration(sw.last.Load() - start.UnixNano())
 	secs := wall.Seconds()
 	scheduled, dispatched := counter(t, reg, "frontier_dbworker_scheduled_total"), counter(t, reg, "frontier_dbworker_feed_requests_total")
@@ -192,6 +194,7 @@ func TestSpiderInFlight(t *testing.T) {
 	cpu := m.done()
 	close(stop)
 	<-done
+	frontiertest.RequireStandaloneAccounted(t, cfg.DataDir)
 	wall := time.Duration(sw.last.Load() - start.UnixNano())
 	mean := 0.0
 	if samples > 0 {

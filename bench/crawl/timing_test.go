@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier/configs"
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/scope"
 	"github.com/frontiercrawl/frontier/spider"
@@ -308,6 +309,9 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		load := loadAvg()
 		r := runCrawler(t, w, spec)
 		w.stop()
+		if crawler == "frontier" {
+			frontiertest.RequireStandaloneAccounted(t, spec.Dir) // after the child ended: not in its figures
+		}
 		runs[crawler] = r
 		unique := int64(r.web.Reachable - r.web.Missing)
 		name := crawler

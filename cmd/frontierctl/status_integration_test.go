@@ -247,6 +247,8 @@ func TestOperateClusterCrawl(t *testing.T) {
 	if len(blockedHost.Requests()) == 0 {
 		t.Fatalf("the unblocked host %s got no request", blocked)
 	}
+	// Finished: every stream committed and the queue empty, so nothing is in flight; the end-of-crawl invariant.
+	frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: cl.HBase.States(), Queue: cl.HBase.Queue(), Pages: cl.HBase.Pages()})
 	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +319,7 @@ func TestOperateClusterCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("standalone crawl for the scrape: %d pages", sum.Pages)
+	frontiertest.RequireStandaloneAccounted(t, ecfg.DataDir)
 	checkMonitoring(t, scrape(reg)+scrape(sreg), rec.names)
 }
 
