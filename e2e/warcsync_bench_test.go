@@ -45,6 +45,7 @@ func TestWARCSyncCost(t *testing.T) {
 			case <-time.After(5 * time.Minute):
 				t.Fatalf("%s did not finish in 5 minutes", bin)
 			}
+			requireAccounted(t, filepath.Join(dir, "data", "standalone"))
 			m := re.FindStringSubmatch(p.Log())
 			if m == nil {
 				t.Fatalf("%s: no summary in its output:\n%s", bin, tail(p.Log(), 20))

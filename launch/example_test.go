@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
 )
 
 // TestCustomStrategyExample builds examples/customstrategy (its own module: a strategy written outside this
@@ -90,6 +92,7 @@ func TestCustomStrategyExample(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("mystandalone: %v\n%s", err, out.String())
 	}
+	frontiertest.RequireStandaloneAccounted(t, filepath.Join(dir, "data"))
 	m := regexp.MustCompile(`pages fetched\s+(\d+)`).FindStringSubmatch(out.String())
 	if m == nil || m[1] != "3" {
 		t.Errorf("the crawl's summary does not say 3 pages fetched (/, /a, /a/b; /a/b/c/d is too deep):\n%s", out.String())
