@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/pebblebus"
 	"github.com/frontiercrawl/frontier/codec"
@@ -266,7 +267,8 @@ func TestRevisitCrawl(t *testing.T) {
 	}
 	// A revisit that fell due just before the stop may be on its way to the spider (its batch on the spider
 	// feed, its queue row acknowledged) rather than in the queue: it is scheduled all the same.
-	for u, n := range feedIntervals(t, db, c, site.srv.URL) {
+	onFeed := feedIntervals(t, db, c, site.srv.URL)
+	for u, n := range onFeed {
 		if _, ok := interval[u]; !ok {
 			t.Logf("%s: on the spider feed (interval %d s), not in the queue", u, n)
 			interval[u] = n
@@ -279,6 +281,16 @@ func TestRevisitCrawl(t *testing.T) {
 	if site.snapshot()["304"] == 0 {
 		t.Error("/etag never answered 304: the conditional request was not sent")
 	}
+	// The end-of-crawl invariant on a crawl stopped mid-way: what is on the spider feed is in flight, not stranded.
+	var inFlight []frontier.Fingerprint
+	for u := range onFeed {
+		fp, err := id.Fingerprint(site.srv.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFlight = append(inFlight, fp)
+	}
+	frontiertest.RequireAccounted(t, frontiertest.AccountingStores{States: db.RawStates(), Queue: db.Queue(), Pages: db.Pages(), InFlight: inFlight})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
