@@ -303,6 +303,17 @@ func TestRevisitCrawl(t *testing.T) {
 		func() string { return fmt.Sprintf("revisited nothing: fetches %v", site.snapshot()) })
 }
 
+// oneAtATimeConfig is the configuration of a crawl that hands the spider one URL at a time (so the queue's
+// order is the fetch order) and stops once done.
+func oneAtATimeConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = time.Millisecond, 2*time.Second
+	cfg.DBWorker.FeedBatch, cfg.DBWorker.PerHost, cfg.DBWorker.MaxLag = 1, 1, 1
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	return cfg
+}
+
 // orderCrawl crawls a one-host web with the named strategy, one URL handed to the spider at a time (so the
 // queue's order is the fetch order), and returns the depth of each page in the order the server saw them.
 func orderCrawl(t *testing.T, name string, opts map[string]any) []int {
@@ -310,20 +321,10 @@ func orderCrawl(t *testing.T, name string, opts map[string]any) []int {
 	wcfg := web.DefaultConfig()
 	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.LinksPerPage, wcfg.CrossHostLinks, wcfg.Seed = true, 1, 40, 3, 0, 3
 	site := web.Start(t, wcfg)
-	dir := t.TempDir()
-	cfg := DefaultConfig()
-	cfg.DataDir = dir
-	cfg.Spider.Delay, cfg.Spider.RequestTimeout = time.Millisecond, 2*time.Second
-	cfg.DBWorker.FeedBatch, cfg.DBWorker.PerHost, cfg.DBWorker.MaxLag = 1, 1, 1
-	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
-	cfg.Pebble.Sync = false
+	cfg := oneAtATimeConfig()
 	cfg.StrategyWorker.Strategy, cfg.StrategyWorker.Options = name, opts
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
-		Logger: frontiertest.Logger(t)}); err != nil {
+	deps := siteDeps(t, site, &cfg)
+	if _, err := Run(t.Context(), cfg, deps); err != nil {
 		t.Fatal(err)
 	}
 	requireAccounted(t, cfg.DataDir)
@@ -381,21 +382,15 @@ func TestBudgetsOfEveryStrategy(t *testing.T) {
 	wcfg.Hosts, wcfg.PagesPerHost = 5, 20
 	wcfg.CrawlDelay, wcfg.SlowDelay, wcfg.LargeBytes = 50*time.Millisecond, 50*time.Millisecond, 1<<20
 	site := web.Start(t, wcfg)
-	dir := t.TempDir()
 	cfg := DefaultConfig()
-	cfg.DataDir = dir
 	cfg.Spiders, cfg.StrategyWorkers = 2, 2
 	cfg.Spider.Delay, cfg.Spider.RequestTimeout, cfg.Spider.MaxBodyBytes = 5*time.Millisecond, time.Second, 1<<20
 	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
 	cfg.Pebble.Sync = false
 	cfg.StrategyWorker.Strategy = "bfs"
 	cfg.StrategyWorker.Options = map[string]any{"domain_budget": 10, "host_budget": 4, "host_budgets": map[string]any{"host1.test": 9}}
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
-		Logger: frontiertest.Logger(t)}); err != nil {
+	deps := siteDeps(t, site, &cfg)
+	if _, err := Run(t.Context(), cfg, deps); err != nil {
 		t.Fatal(err)
 	}
 	requireAccounted(t, cfg.DataDir)
@@ -431,20 +426,10 @@ func TestHostPriority(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.LinksPerPage, wcfg.CrossHostLinks, wcfg.Seed = true, 2, 15, 3, 0, 5
 	site := web.Start(t, wcfg)
-	dir := t.TempDir()
-	cfg := DefaultConfig()
-	cfg.DataDir = dir
-	cfg.Spider.Delay, cfg.Spider.RequestTimeout = time.Millisecond, 2*time.Second
-	cfg.DBWorker.FeedBatch, cfg.DBWorker.PerHost, cfg.DBWorker.MaxLag = 1, 1, 1
-	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
-	cfg.Pebble.Sync = false
+	cfg := oneAtATimeConfig()
 	cfg.StrategyWorker.Options = map[string]any{"host_priority": map[string]any{"host2.test": 0.25}}
-	id, err := identity.New("sha1", identity.CanonOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(t.Context(), cfg, Deps{Seeds: writeSeeds(t, dir, site.Seeds()), Identity: id, DialContext: site.DialContext,
-		Logger: frontiertest.Logger(t)}); err != nil {
+	deps := siteDeps(t, site, &cfg)
+	if _, err := Run(t.Context(), cfg, deps); err != nil {
 		t.Fatal(err)
 	}
 	requireAccounted(t, cfg.DataDir)
