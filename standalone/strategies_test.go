@@ -58,6 +58,19 @@ func depths(site *web.Site, seeds []string) map[string]int {
 	return d
 }
 
+// discoveryConfig is the configuration of a crawl with the discovery strategy, at most maxPages pages a host,
+// by 2 spiders and 2 strategy workers, stopping once done.
+func discoveryConfig(maxPages int) Config {
+	cfg := DefaultConfig()
+	cfg.Spiders, cfg.StrategyWorkers = 2, 2
+	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
+	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
+	cfg.Pebble.Sync = false
+	cfg.StrategyWorker.Strategy = "discovery"
+	cfg.StrategyWorker.Options = map[string]any{"max_pages": maxPages}
+	return cfg
+}
+
 // TestDiscoveryCrawl crawls a 12-host web from every home page with the discovery strategy and a budget of 8
 // pages per domain: on every host the home page is fetched before any of its pages at depth 2 (as the host's
 // request log records the order), every host is reached, and no host gets more pages than its budget.
@@ -74,14 +87,8 @@ func TestDiscoveryCrawl(t *testing.T) {
 	dir := t.TempDir()
 	seeds := site.Seeds()
 	sort.Sort(sort.Reverse(sort.StringSlice(seeds))) // an order the crawl must not depend on
-	cfg := DefaultConfig()
+	cfg := discoveryConfig(8)
 	cfg.DataDir = dir
-	cfg.Spiders, cfg.StrategyWorkers = 2, 2
-	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
-	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
-	cfg.Pebble.Sync = false
-	cfg.StrategyWorker.Strategy = "discovery"
-	cfg.StrategyWorker.Options = map[string]any{"max_pages": 8}
 	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -471,14 +478,8 @@ func TestDiscoveryRevealsDomains(t *testing.T) {
 	wcfg.Plain, wcfg.Hosts, wcfg.PagesPerHost, wcfg.CrossHostLinks, wcfg.Seed = true, 10, 20, 0.3, 11
 	site := web.Start(t, wcfg)
 	dir := t.TempDir()
-	cfg := DefaultConfig()
+	cfg := discoveryConfig(6)
 	cfg.DataDir = dir
-	cfg.Spiders, cfg.StrategyWorkers = 2, 2
-	cfg.Spider.Delay, cfg.Spider.RequestTimeout = 5*time.Millisecond, 2*time.Second
-	cfg.StopWhenDone, cfg.QuietPeriod = true, 500*time.Millisecond
-	cfg.Pebble.Sync = false
-	cfg.StrategyWorker.Strategy = "discovery"
-	cfg.StrategyWorker.Options = map[string]any{"max_pages": 6}
 	cfg.StrategyWorker.Scope.Follow = "any"
 	id, err := identity.New("sha1", identity.CanonOptions{})
 	if err != nil {
