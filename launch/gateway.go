@@ -60,7 +60,7 @@ func splitAddr(args []string) (string, []string, error) {
 // runGateway is the gateway with env's configuration (the spider role's), serving on addr until ctx ends.
 func runGateway(ctx context.Context, env cli.Env, addr string) error {
 	cfg := env.Config
-	cn, closeConns, err := connect(ctx, env, fmt.Sprintf("frontier-urlfrontier-%d", env.PartitionID), false)
+	cn, closeConns, err := connect(ctx, env, fmt.Sprintf("frontier-urlfrontier-%d", env.PartitionID), true)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,9 @@ func runGateway(ctx context.Context, env cli.Env, addr string) error {
 	gcfg.Store.Dir = filepath.Join(cfg.Spider.StateDir, fmt.Sprintf("urlfrontier-%d", env.PartitionID))
 	log := env.Logger.With("component", "urlfrontier")
 	g, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: cn.bus, Codec: cn.codec, Identity: cn.id, Logger: log, Registerer: env.Registry,
-		Control: ctl.State})
+		Control: ctl.State,
+		// GetURLStatus answers for the crawl's URLs from its HBase tables (urlfrontier.Gateway.URLStatus).
+		Crawl: &urlfrontier.CrawlStores{States: cn.hbase.States(), Pages: cn.hbase.Pages()}})
 	if err != nil {
 		return err
 	}

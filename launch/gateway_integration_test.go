@@ -71,10 +71,11 @@ func (g *testGateway) stop() error {
 	return <-g.done
 }
 
-// TestGatewayOverKafka runs the urlfrontier role (cmd/urlfrontier) on a run's own topics of a real broker: it
+// TestGatewayOverKafka runs the urlfrontier role (cmd/urlfrontier) on a run's own topics and tables of the real
+// servers (it reads the crawl's HBase tables for GetURLStatus): it
 // serves the URLFrontier API on --addr until its context ends, then stops cleanly.
 func TestGatewayOverKafka(t *testing.T) {
-	env := cluster.Topics(t, "gw", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+	env := cluster.New(t, "gw", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	g := startGateway(t, ctx, env)
@@ -90,12 +91,12 @@ func TestGatewayOverKafka(t *testing.T) {
 	}
 }
 
-// TestGatewayFollowsControl runs the urlfrontier role on a run's own topics with a block already on the control
+// TestGatewayFollowsControl runs the urlfrontier role on a run's own topics and tables with a block already on the control
 // stream: the gateway replays it before it takes anything, so the blocked host's URL, taken from the feed into
 // its store, is not handed out while another host's is; an unblock sent while it runs is followed, and the URL
 // goes out.
 func TestGatewayFollowsControl(t *testing.T) {
-	env := cluster.Topics(t, "gwctl", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
+	env := cluster.New(t, "gwctl", cluster.Partitions{SpiderLog: 1, ScoringLog: 1, SpiderFeed: 1})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	b := env.Bus(t, "test", nil, nil)

@@ -10,8 +10,10 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/internal/cli"
+	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/spider/archive"
 	"github.com/frontiercrawl/frontier/standalone"
+	"github.com/frontiercrawl/frontier/state"
 	"github.com/frontiercrawl/frontier/urlfrontier"
 	"github.com/frontiercrawl/frontier/warc"
 )
@@ -54,7 +56,7 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		return err
 	}
 	log := env.Logger.With("component", "urlfrontier")
-	gateway := func(ctx context.Context, b bus.Bus) error {
+	gateway := func(ctx context.Context, b bus.Bus, states state.Store, pages metadata.Store) error {
 		gcfg := urlfrontier.DefaultGatewayConfig()
 		gcfg.Store.Dir = filepath.Join(scfg.DataDir, "urlfrontier")
 		gcfg.Store.Sync = scfg.Pebble.Sync
@@ -64,7 +66,8 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 				gcfg.Partitions = append(gcfg.Partitions, p)
 			}
 		}
-		gw, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: b, Codec: c, Identity: id, Logger: log, Registerer: env.Registry})
+		gw, err := urlfrontier.OpenGateway(ctx, gcfg, urlfrontier.GatewayDeps{Bus: b, Codec: c, Identity: id, Logger: log, Registerer: env.Registry,
+			Crawl: &urlfrontier.CrawlStores{States: states, Pages: pages}})
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ import (
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/spider"
@@ -163,8 +164,9 @@ type Deps struct {
 	Progress func(crawlstatus.Status)
 	// Gateway, if set, runs in place of the spiders of GatewayPartitions until the crawl ends: it gets the
 	// crawl's bus and owns those spider-feed partitions (standalone --urlfrontier: the URLFrontier gateway,
-	// package urlfrontier). A crawl may then start without a seed file.
-	Gateway func(ctx context.Context, b bus.Bus) error
+	// package urlfrontier), and it may read the crawl's states and page metadata (to answer for URLs it does
+	// not hold). A crawl may then start without a seed file.
+	Gateway func(ctx context.Context, b bus.Bus, states state.Store, pages metadata.Store) error
 	// GatewayPartitions are the spider-feed partitions Gateway owns; no spider is built for them, a spider
 	// runs for each of the others (the first of them injects Seeds). nil with Gateway set: every partition,
 	// and no spider runs (Seeds must then be empty).
@@ -304,7 +306,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		g.Go(func() error { return s.Run(gctx) })
 	}
 	if deps.Gateway != nil {
-		g.Go(func() error { return deps.Gateway(gctx, b) })
+		g.Go(func() error { return deps.Gateway(gctx, b, db.States(), db.Pages()) })
 	}
 
 	g.Go(func() error { return st.run(gctx, b) })

@@ -15,7 +15,7 @@ import (
 )
 
 // gateway is one run of the cluster gateway in this test process, as cmd/urlfrontier runs it: the Gateway
-// over the cluster's bus, served on a loopback port.
+// over the cluster's bus, reading the crawl's HBase tables for GetURLStatus, served on a loopback port.
 type gateway struct {
 	cancel context.CancelFunc
 	done   chan error
@@ -27,7 +27,8 @@ func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []in
 	cfg.Store.Dir = filepath.Join(dir, "urlfrontier")
 	cfg.Partitions = parts
 	log := slog.New(frontiertest.NewLogHandler(t, slog.LevelInfo)).With("component", "urlfrontier")
-	g, err := urlfrontier.OpenGateway(t.Context(), cfg, urlfrontier.GatewayDeps{Bus: c.Bus, Codec: c.Codec, Identity: c.Identity, Logger: log})
+	g, err := urlfrontier.OpenGateway(t.Context(), cfg, urlfrontier.GatewayDeps{Bus: c.Bus, Codec: c.Codec, Identity: c.Identity, Logger: log,
+		Crawl: &urlfrontier.CrawlStores{States: c.HBase.States(), Pages: c.HBase.Pages()}})
 	if err != nil {
 		t.Fatal(err)
 	}

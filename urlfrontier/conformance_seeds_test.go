@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/frontiercrawl/frontier/launch"
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
@@ -18,7 +21,7 @@ import (
 // the standalone's spider crawls the seeds of the first partition's hosts, and the API serves the crawl's own
 // URLs of the last partition's hosts through the gateway (one crawl, one store): GetURLs hands out seeds the
 // client never put, only some of them (the spider has the others), and a link the client reports from one of
-// them comes back to it through the crawl's loop.
+// them comes back to it through the crawl's loop; GetURLStatus knows the spider's seeds from the crawl's states.
 func TestConformanceWithSeeds(t *testing.T) {
 	if os.Getenv("FRONTIER_URLFRONTIER_ADDR") != "" {
 		t.Skip("starts a standalone of its own")
@@ -88,6 +91,32 @@ func TestConformanceWithSeeds(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the link %s reported from %s never came back through the crawl's loop", link, page)
+		}
+		wait(t, 50*time.Millisecond)
+	}
+	// GetURLStatus answers for the crawl: a seed of the spider's hosts, which the gateway never held, is known
+	// from the crawl's states (once the strategy worker has written them back).
+	var other string
+	for _, u := range seeds {
+		if !slices.Contains(got, u) {
+			other = u
+			break
+		}
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		it, err := c.GetURLStatus(t.Context(), &pb.URLStatusRequest{Url: other})
+		if err == nil {
+			if s := it.GetKnown().GetInfo().GetMetadata()["frontier.state"].GetValues(); len(s) != 1 {
+				t.Errorf("GetURLStatus(%s) of a URL the crawl knows: metadata %v, want frontier.state", other, it.GetKnown().GetInfo().GetMetadata())
+			}
+			break
+		}
+		if status.Code(err) != codes.NotFound {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GetURLStatus(%s), a seed the spider crawls: still NOT_FOUND after a minute", other)
 		}
 		wait(t, 50*time.Millisecond)
 	}

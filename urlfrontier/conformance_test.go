@@ -577,6 +577,11 @@ func conformance(t *testing.T, tg target) {
 		if n := must[*pb.Long](t)(c.CountURLs(ctx, &pb.CountUrlParams{CrawlID: cr})); n.Value != 0 {
 			t.Errorf("CountURLs after purge and delete = %d", n.Value)
 		}
+		if tg.loop {
+			// On Frontier's gateway the deletes reach the gateway's store, not the crawl's states; GetURLStatus
+			// still answers for a deleted URL from the crawl (frontier.state QUEUED: no fetcher reported it).
+			crawlKnows(t, c, cr, "http://k.test/beta", "QUEUED")
+		}
 	})
 
 	t.Run("SetActive false stops GetURLs, not PutURLs", func(t *testing.T) {
@@ -700,4 +705,27 @@ func conformance(t *testing.T, tg target) {
 			t.Errorf("ListQueues after the restart = %v", keys)
 		}
 	})
+}
+
+// crawlKnows waits (up to a minute: the strategy workers write their states back in batches) until
+// GetURLStatus answers for u from the crawl's states with frontier.state want.
+func crawlKnows(t *testing.T, c pb.URLFrontierClient, crawl, u, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		it, err := c.GetURLStatus(t.Context(), &pb.URLStatusRequest{Url: u, CrawlID: crawl})
+		if err != nil && status.Code(err) != codes.NotFound {
+			t.Fatal(err)
+		}
+		if err == nil {
+			if got := it.GetKnown().GetInfo().GetMetadata()["frontier.state"].GetValues(); !slices.Equal(got, []string{want}) {
+				t.Fatalf("GetURLStatus(%s) in crawl %q from the crawl's states: frontier.state %v, want %s (%v)", u, crawl, got, want, it)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GetURLStatus(%s) in crawl %q: NOT_FOUND after a minute, want the crawl's state %s", u, crawl, want)
+		}
+		wait(t, 100*time.Millisecond)
+	}
 }

@@ -17,18 +17,22 @@
 //
 // # Where it runs, and what it is not yet
 //
-// `standalone --urlfrontier ADDR` without seeds runs a Gateway over the standalone's own streams and stores
-// (no spider; the gateway owns every feed partition); on the cluster cmd/urlfrontier runs the Gateway of one
-// feed partition in place of its spider. Either way a discovered URL goes round the crawl's loop (the
-// strategy worker's URL-seen test and scope, the DB worker's queue) before GetURLs hands it out, and a
-// known put is the page_crawled a spider would send. The Gateway commits a feed offset once the request is
-// durable in its store, not once its outcome is on the spider log as a spider does: a URL a client never
-// reports would otherwise hold the partition's commit, and with it the DB worker's batches; the price is that
-// a standby on another machine does not see what a dead gateway held (docs/urlfrontier.md).
+// `standalone --urlfrontier ADDR` runs a Gateway over the standalone's own streams and stores: without seeds
+// it owns every feed partition and no spider runs; with seeds the standalone's spiders crawl them and the
+// gateway owns the last feed partition (one crawl, its hosts split between the spiders and the API's
+// clients). On the cluster cmd/urlfrontier runs the Gateway of one feed partition in place of its spider.
+// Either way a discovered URL goes round the crawl's loop (the strategy worker's URL-seen test and scope, the
+// DB worker's queue) before GetURLs hands it out, and a known put is the page_crawled a spider would send; a
+// discovered put's OK means "on the spider log", not "new to the crawl". The Gateway commits a feed offset
+// once the request is durable in its store (a synced write: gateway_durability_test.go), not once its outcome
+// is on the spider log as a spider does: a URL a client never reports would otherwise hold the partition's
+// commit, and with it the DB worker's batches; the price is that a standby on another machine does not see
+// what a dead gateway held (docs/urlfrontier.md). The cluster's gateway follows the control stream (pause,
+// block: gateway_control.go). GetURLStatus answers for the crawl, from the crawl's states and page metadata
+// for a URL the gateway does not hold (gateway_listing.go).
 //
-// Not yet: with seeds, the standalone's spiders own the feed and the API is served by a separate Store beside
-// the crawl, which the spiders never see; a gateway does not follow the control stream; listings and deletes
-// are the gateway's store's, not the crawl's states and metadata.
+// Not yet: ListURLs, CountURLs, the deletes and PurgeURLs are the gateway's store's (the URLs it holds or
+// held), not the crawl's states and metadata.
 //
 // What the Store gives beyond the reference service: leases, delays, blocks, limits and SetActive are stored
 // and outlive a restart.

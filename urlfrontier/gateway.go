@@ -76,6 +76,9 @@ type GatewayDeps struct {
 	Registerer prometheus.Registerer
 	// Control is the crawl's run-time control state (pause, blocked hosts; see Control); nil obeys none.
 	Control Control
+	// Crawl are the crawl's stores GetURLStatus reads for a URL the gateway does not hold (Gateway.URLStatus);
+	// nil answers from the gateway's store only.
+	Crawl *CrawlStores
 }
 
 // Gateway is the Backend that stands where a spider stands (docs/urlfrontier.md, "On the cluster"). It owns

@@ -19,15 +19,16 @@ import (
 // gwTest is a gateway on an in-memory bus, with a reader of the spider log and a writer of the feed standing
 // in for the strategy workers and the DB worker.
 type gwTest struct {
-	t    *testing.T
-	b    *membus.Bus
-	fs   vfs.FS
-	g    *Gateway
-	stop func()
-	logC bus.Consumer
-	feed bus.Producer
-	enc  codec.Msgpack
-	ctl  Control // the gateway's run-time control state; nil: none
+	t     *testing.T
+	b     *membus.Bus
+	fs    vfs.FS
+	g     *Gateway
+	stop  func()
+	logC  bus.Consumer
+	feed  bus.Producer
+	enc   codec.Msgpack
+	ctl   Control      // the gateway's run-time control state; nil: none
+	crawl *CrawlStores // the crawl's stores; nil: none
 }
 
 func newGWTest(t *testing.T) *gwTest {
@@ -61,7 +62,7 @@ func (w *gwTest) start() {
 	cfg := DefaultGatewayConfig()
 	cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync = "gw", w.fs, false
 	cfg.Partitions = []int{0}
-	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc, Control: w.ctl})
+	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc, Control: w.ctl, Crawl: w.crawl})
 	if err != nil {
 		t.Fatal(err)
 	}

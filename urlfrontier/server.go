@@ -330,7 +330,8 @@ func (s *Server) PutURLs(stream grpc.BidiStreamingServer[pb.URLItem, pb.AckMessa
 	return *rerr
 }
 
-// PutDiscovered implements the RPC: one BatchAck per batch, a status per URL in order.
+// PutDiscovered implements the RPC: one BatchAck per batch, a status per URL in order. Over a Gateway, OK
+// means "on the spider log" (reported to the crawl), not "new to the crawl" (Gateway.Put).
 func (s *Server) PutDiscovered(stream grpc.BidiStreamingServer[pb.DiscoveredBatch, pb.BatchAck]) error {
 	ctx := stream.Context()
 	ch, rerr := recvLoop(ctx, stream.Recv, s.batch)
@@ -446,7 +447,8 @@ func toItem(st URLStatus) *pb.URLItem {
 		RefetchableFromDate: uint64(max(st.Refetch, 0))}}, CreationDate: uint64(max(st.Created, 0))}
 }
 
-// GetURLStatus implements the RPC; an unknown URL is NOT_FOUND.
+// GetURLStatus implements the RPC; an unknown URL is NOT_FOUND. Over a Gateway it answers for the crawl: a
+// URL the gateway does not hold is looked up in the crawl's states and page metadata (Gateway.URLStatus).
 func (s *Server) GetURLStatus(ctx context.Context, p *pb.URLStatusRequest) (*pb.URLItem, error) {
 	st, err := s.b.URLStatus(ctx, p.GetCrawlID(), p.GetKey(), p.GetUrl())
 	if err != nil {
@@ -455,14 +457,15 @@ func (s *Server) GetURLStatus(ctx context.Context, p *pb.URLStatusRequest) (*pb.
 	return toItem(st), nil
 }
 
-// ListURLs implements the RPC.
+// ListURLs implements the RPC. Over a Gateway it lists the URLs the gateway's store holds or held (its
+// partition's, since it started on its directory), not every URL of the crawl (docs/urlfrontier.md).
 func (s *Server) ListURLs(p *pb.ListUrlParams, stream grpc.ServerStreamingServer[pb.URLItem]) error {
 	lp := ListParams{CrawlID: p.GetCrawlID(), Key: p.GetKey(), Filter: p.GetFilter(), IgnoreCase: p.GetIgnoreCase(),
 		Start: int(p.GetStart()), Size: int(p.GetSize())}
 	return rpcErr(s.b.ListURLs(stream.Context(), lp, func(st URLStatus) error { return stream.Send(toItem(st)) }))
 }
 
-// CountURLs implements the RPC.
+// CountURLs implements the RPC: over a Gateway, of the gateway's store only, as ListURLs.
 func (s *Server) CountURLs(ctx context.Context, p *pb.CountUrlParams) (*pb.Long, error) {
 	n, err := s.b.CountURLs(ctx, ListParams{CrawlID: p.GetCrawlID(), Key: p.GetKey(), Filter: p.GetFilter(), IgnoreCase: p.GetIgnoreCase()})
 	return &pb.Long{Value: n}, rpcErr(err)

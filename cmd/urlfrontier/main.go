@@ -8,7 +8,9 @@
 // Usage: urlfrontier --addr HOST:PORT --config configs/spider.yaml --partition-id N [--set key=value]…
 //
 // It reads the spider's configuration (the Kafka brokers, topics, codec and identity, spider.state_dir,
-// stats_interval, shutdown_timeout): it stands where a spider stands. The leases, delays, blocks and limits
+// stats_interval, shutdown_timeout): it stands where a spider stands. It also connects to HBase (hbase.*), whose
+// states and page metadata GetURLStatus reads for a URL the gateway does not hold, and follows the control
+// stream as a spider does (frontierctl pause, block). The leases, delays, blocks and limits
 // are kept in spider.state_dir/urlfrontier-N (a Pebble database, synced writes), so a restart of the process
 // keeps them. A spider or a second gateway started for the same partition waits as a standby.
 package main
