@@ -287,22 +287,24 @@ func prefixed(key string, err error) []error {
 	return []error{fmt.Errorf("%s: %w", key, err)}
 }
 
-// DefaultStandaloneMemoryLimit is standalone.memory_limit unless configured: 256 MiB, above what the defaults
-// hold live (the spiders' body budgets, 2 × 64 MiB, the state caches and Bloom filter as they grow, Pebble's
-// memtables) and below the 300 MB a standalone crawl should peak at. The limit is soft: a live heap above it is
-// not an error, the collector then just runs more often.
+// DefaultStandaloneMemoryLimit is standalone.memory_limit unless configured: 256 MiB, below the 300 MB a
+// standalone crawl should peak at. It is split (package standalone, "Memory"): Pebble's block cache and
+// memtables a quarter (64 MiB), the response bodies of all the spiders a quarter (64 MiB), the rest of the Go
+// heap half; the Go runtime's soft limit is the limit minus Pebble's cache (192 MiB). The limit is soft: a
+// live heap above it is not an error, the collector then just runs more often.
 const DefaultStandaloneMemoryLimit = 256 << 20
 
 // standaloneDefaults are package standalone's defaults for cmd/standalone: two spiders and two strategy workers, the data
 // in data/standalone, stopping when done, pebblestore's default sized for a crawl that fits one machine (a
 // Bloom filter designed for 10 million URLs at 1% rather than pebblestore's 100 million; it grows with the crawl
-// from about 1.2 MB), and a soft memory limit
-// of DefaultStandaloneMemoryLimit.
+// from about 1.2 MB), and a memory limit of DefaultStandaloneMemoryLimit, from which Pebble's block cache is
+// sized (cache_bytes 0).
 func standaloneDefaults() standalone.Config {
 	e := standalone.DefaultConfig()
 	e.DataDir, e.Spiders, e.StrategyWorkers, e.StopWhenDone = "data/standalone", 2, 2, true
 	e.Pebble.Bloom.Expected = 10_000_000
 	e.MemoryLimit = DefaultStandaloneMemoryLimit
+	e.Pebble.CacheBytes = 0 // a quarter of the memory limit (standalone.Config.Memory)
 	return e
 }
 

@@ -29,7 +29,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	ecfg := standaloneConfig(cfg)
-	setMemoryLimit(ecfg.MemoryLimit, env)
+	setMemoryLimit(ecfg.Memory().GoLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -66,8 +66,9 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	return report(os.Stdout, sum, site, cfg.WARC.Dir)
 }
 
-// setMemoryLimit applies standalone.memory_limit as the process's soft memory limit, unless GOMEMLIMIT is set
-// (the operator's word wins) or the limit is 0.
+// setMemoryLimit applies the Go part of standalone.memory_limit (standalone.Config.Memory: the limit minus
+// Pebble's cache, which the Go runtime does not see) as the process's soft memory limit, unless GOMEMLIMIT is
+// set (the operator's word wins) or the limit is 0.
 func setMemoryLimit(limit int64, env cli.Env) {
 	if limit <= 0 {
 		return

@@ -46,7 +46,7 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		}
 		gwParts = []int{scfg.Spiders - 1}
 	}
-	setMemoryLimit(scfg.MemoryLimit, env)
+	setMemoryLimit(scfg.Memory().GoLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err

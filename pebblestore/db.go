@@ -27,8 +27,14 @@ type Config struct {
 	// reports and feed commits through bus/pebblebus), the only ones a record outside the database depends
 	// on (see the package doc, "Durability").
 	DeferSync bool `mapstructure:"-"`
-	// CacheBytes is Pebble's block cache, which also holds the memtables (1/8 of it, at most 32 MiB each).
+	// CacheBytes is Pebble's block cache, which also holds the memtables: Pebble reserves each memtable's
+	// memory from the cache, so the store's memory outside the Go heap is about CacheBytes while the
+	// memtables fit in it. Both live in memory Pebble allocates itself (C memory with cgo), which the Go
+	// runtime's memory limit does not see. The standalone derives it from its memory limit when it is 0
+	// (package standalone, "Memory"); here 0 means the 1 MiB floor.
 	CacheBytes int64 `mapstructure:"cache_bytes"`
+	// MemTableBytes is the size of one memtable; 0 derives it from CacheBytes (MemTableSize).
+	MemTableBytes int64 `mapstructure:"memtable_bytes"`
 	// ScoreBuckets is the resolution of the queue's score key part: scores in the same bucket are equals.
 	ScoreBuckets int `mapstructure:"score_buckets"`
 	// Bloom sizes the Bloom filter in front of the states; Expected 0 disables it.
@@ -52,6 +58,9 @@ func (c Config) Validate() error {
 	if c.CacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("pebblestore: cache_bytes = %d, want >= 0", c.CacheBytes))
 	}
+	if c.MemTableBytes < 0 || c.MemTableBytes > maxMemTable {
+		errs = append(errs, fmt.Errorf("pebblestore: memtable_bytes = %d, want 0..%d (0: from cache_bytes)", c.MemTableBytes, int64(maxMemTable)))
+	}
 	if c.ScoreBuckets < 1 || c.ScoreBuckets > 65535 {
 		errs = append(errs, fmt.Errorf("pebblestore: score_buckets = %d, want 1..65535", c.ScoreBuckets))
 	}
@@ -59,6 +68,19 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("pebblestore: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// maxMemTable bounds MemTableBytes well below Pebble's own limit (4 GiB).
+const maxMemTable = 1 << 30
+
+// MemTableSize is the memtable size the store opens Pebble with: MemTableBytes, or 1/8 of CacheBytes between
+// 1 MiB and 32 MiB. Pebble reserves memtable memory from the block cache (the mutable memtable and those
+// waiting to be flushed), so the memtable must stay well below CacheBytes or nothing is cached at all.
+func (c Config) MemTableSize() int64 {
+	if c.MemTableBytes > 0 {
+		return c.MemTableBytes
+	}
+	return min(max(c.CacheBytes/8, 1<<20), 32<<20)
 }
 
 // DB is one Pebble database holding all of Frontier's stores. Safe for concurrent use. The caller that
@@ -98,12 +120,10 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 	cache := pebble.NewCache(max(cfg.CacheBytes, 1<<20))
 	defer cache.Unref()
 	opts := &pebble.Options{
-		FS:     fs,
-		Cache:  cache,
-		Logger: pebbleLogger{log},
-		// Pebble reserves memtable memory from the block cache (up to two memtables), so the memtable
-		// must stay well below CacheBytes or nothing is cached at all.
-		MemTableSize: uint64(min(max(cfg.CacheBytes/8, 1<<20), 32<<20)),
+		FS:           fs,
+		Cache:        cache,
+		Logger:       pebbleLogger{log},
+		MemTableSize: uint64(cfg.MemTableSize()),
 	}
 	// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
 	// filters answer most of them without reading a block.

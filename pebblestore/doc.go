@@ -83,7 +83,10 @@
 // # Tuning
 //
 // Config.CacheBytes is the block cache; Pebble reserves its memtables from it, so the memtable is 1/8 of it
-// (at most 32 MiB). States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward.
+// (at most 32 MiB) unless Config.MemTableBytes says otherwise, and the store's memory outside the Go heap
+// stays about CacheBytes. A smaller memtable means more flushes and more compaction CPU (BENCHMARKS.md,
+// "URLFrontier service": a 16 MiB memtable instead of 8 MiB took a quarter off the gateway's CPU per URL).
+// States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward.
 // Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext (flags -bench.stored,
 // -bench.rows, -bench.sync after the package path); figures in bench/results/stores.md.
 //

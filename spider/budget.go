@@ -12,6 +12,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// DefaultBodyBudgetBytes is Config.BodyBudgetBytes when it is 0 and the process sets no budget of its own
+// (Deps.BodyBudget): 64 MiB, room for eight bodies of the default MaxBodyBytes at once, or a thousand fetches'
+// first 64 KiB.
+const DefaultBodyBudgetBytes = 64 << 20
+
+// BodyBudget is a budget of response-body bytes in memory that several spiders of one process share
+// (Deps.BodyBudget): the standalone gives all its spiders one, so the process's bodies are bounded once, not
+// per spider. Safe for concurrent use.
+type BodyBudget struct{ b *byteBudget }
+
+// NewBodyBudget returns a budget of n bytes (DefaultBodyBudgetBytes when n <= 0).
+func NewBodyBudget(n int64) *BodyBudget {
+	if n <= 0 {
+		n = DefaultBodyBudgetBytes
+	}
+	return &BodyBudget{b: newByteBudget(n)}
+}
+
+// Bytes is the budget's size.
+func (b *BodyBudget) Bytes() int64 { return b.b.max }
+
+// InUse is what the bodies hold now; HighWater the most they held at once.
+func (b *BodyBudget) InUse() int64     { return b.b.inUse() }
+func (b *BodyBudget) HighWater() int64 { return b.b.highWater() }
+
 // byteBudget is the global budget of response-body bytes held in memory (Config.BodyBudgetBytes): a
 // semaphore counted in bytes. A fetch reserves what it keeps in memory before keeping it and releases it once
 // the outcome is reported, so the bodies held at once never exceed the budget, however many fetches are in
@@ -36,7 +61,7 @@ func registerBudgetMetrics(reg prometheus.Registerer, b *byteBudget) {
 	}
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_spider_body_bytes_in_memory",
-			Help: "Response-body bytes held in memory now, under body_budget_bytes."}, func() float64 { return float64(b.inUse()) }),
+			Help: "Response-body bytes the process's spiders hold in memory now, under body_budget_bytes."}, func() float64 { return float64(b.inUse()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_spider_body_bytes_in_memory_max",
 			Help: "The most response-body bytes held in memory at once since the start."}, func() float64 { return float64(b.highWater()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "frontier_spider_body_spills_total",

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
@@ -375,5 +377,51 @@ func BenchmarkLargeBody(b *testing.B) {
 			b.ReportMetric(float64(nLinks)/float64(b.N), "links/op")
 			b.ReportMetric(float64(f.budget.spills.Load())/float64(b.N), "spills/op")
 		})
+	}
+}
+
+// TestBodyBudgetPerProcess: a spider without Deps.BodyBudget has a budget of its own (Config.BodyBudgetBytes,
+// 0 meaning DefaultBodyBudgetBytes); spiders given one BodyBudget share it, so the process's bodies are
+// bounded once (the standalone's spiders).
+func TestBodyBudgetPerProcess(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	shared := NewBodyBudget(3 << 20)
+	for _, tc := range []struct {
+		name   string
+		cfg    int64
+		shared *BodyBudget
+		want   int64
+	}{
+		{"default", 0, nil, DefaultBodyBudgetBytes},
+		{"configured", 5 << 20, nil, 5 << 20},
+		{"shared wins over the configuration", 5 << 20, shared, 3 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.BodyBudgetBytes = tc.cfg
+			var got [2]*byteBudget
+			for i := range got {
+				deps := h.deps
+				deps.Feed, deps.BodyBudget = h.feed.consumer(), tc.shared
+				deps.Registerer = prometheus.NewRegistry()
+				if i > 0 {
+					deps.Registerer = nil // one registers the shared budget's metrics
+				}
+				s, err := New(cfg, deps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = s.fetcher.budget
+			}
+			if got[0].max != tc.want || got[1].max != tc.want {
+				t.Errorf("budgets of %d and %d bytes, want %d", got[0].max, got[1].max, tc.want)
+			}
+			if same := got[0] == got[1]; same != (tc.shared != nil) {
+				t.Errorf("the two spiders share one budget: %v, want %v", same, tc.shared != nil)
+			}
+		})
+	}
+	if shared.Bytes() != 3<<20 || shared.InUse() != 0 || shared.HighWater() != 0 {
+		t.Errorf("shared budget: %d bytes, %d in use, high-water %d", shared.Bytes(), shared.InUse(), shared.HighWater())
 	}
 }

@@ -55,10 +55,13 @@ type Config struct {
 	// MaxBodyBytes is the most decoded body bytes kept of one response; a longer body is truncated there and the
 	// page marked (meta "frontier_truncated"). Default 8 MiB.
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
-	// BodyBudgetBytes bounds the response-body bytes one spider holds in memory over all its fetches (a semaphore on
-	// bytes): a fetch reserves what it keeps before keeping it and gives it back once the outcome is reported,
-	// so peak memory follows this setting, not the web (1,000 hosts each serving a 15 MB page at once would
-	// otherwise hold up to MaxBodyBytes each). Default 64 MiB.
+	// BodyBudgetBytes bounds the response-body bytes the process's spiders hold in memory over all their
+	// fetches (a semaphore on bytes): a fetch reserves what it keeps before keeping it and gives it back once
+	// the outcome is reported, so peak memory follows this setting, not the web (1,000 hosts each serving a
+	// 15 MB page at once would otherwise hold up to MaxBodyBytes each). It is one budget per process: a spider
+	// process has one spider, and the spiders of a standalone process share one budget (Deps.BodyBudget).
+	// 0 (the default) is DefaultBodyBudgetBytes in a spider process; the standalone derives it from
+	// standalone.memory_limit instead (package standalone, "Memory").
 	BodyBudgetBytes int64 `mapstructure:"body_budget_bytes"`
 	// SpillBytes is the most body bytes one fetch keeps in memory while it reads: past it (or when the budget
 	// has no room) the body goes to a temporary file, unlinked at once, in StateDir (the system's temporary
@@ -146,7 +149,7 @@ func DefaultConfig() Config {
 		ConnectTimeout:  10 * time.Second,
 		RequestTimeout:  60 * time.Second,
 		MaxBodyBytes:    8 << 20,
-		BodyBudgetBytes: 64 << 20,
+		BodyBudgetBytes: 0, // DefaultBodyBudgetBytes, or the standalone's share of its memory limit
 		SpillBytes:      64 << 10,
 		MaxRedirects:    20,
 		HostFailures:    3,
@@ -222,8 +225,8 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes <= 0 {
 		bad("max_body_bytes", "%d, want > 0", c.MaxBodyBytes)
 	}
-	if c.BodyBudgetBytes <= 0 {
-		bad("body_budget_bytes", "%d, want > 0", c.BodyBudgetBytes)
+	if c.BodyBudgetBytes < 0 {
+		bad("body_budget_bytes", "%d, want >= 0 (0: the default)", c.BodyBudgetBytes)
 	}
 	if c.SpillBytes <= 0 {
 		bad("spill_bytes", "%d, want > 0", c.SpillBytes)

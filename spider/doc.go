@@ -133,7 +133,9 @@
 // # Memory
 //
 // Response bodies are the one thing whose size the web decides, so they are held under a budget
-// (Config.BodyBudgetBytes, a semaphore counted in bytes, default 64 MiB per spider): a fetch keeps at most
+// (Config.BodyBudgetBytes, a semaphore counted in bytes, one per process: 64 MiB in a spider process by
+// default, and one budget shared by every spider of a standalone process, Deps.BodyBudget, sized from
+// its memory limit): a fetch keeps at most
 // Config.SpillBytes (64 KiB) of its body in memory while reading, reserved from the budget in 16 KiB steps, and
 // writes the rest to a temporary file (unlinked at once, in StateDir/spill); a fetch that holds part of the
 // budget never waits for more (it spills instead), so the budget cannot deadlock. A spilled body comes back

@@ -58,6 +58,9 @@ func NewRole(cfg Config, deps RoleDeps) (*Role, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if deps.BodyBudget == nil { // one budget for every term's Spider: a term's bodies may outlive it briefly
+		deps.BodyBudget = NewBodyBudget(cfg.BodyBudgetBytes)
+	}
 	return &Role{cfg: cfg, deps: deps, reg: &reRegisterer{Registerer: deps.Registerer}}, nil
 }
 

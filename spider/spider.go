@@ -64,6 +64,11 @@ type Deps struct {
 	// Transport replaces the whole HTTP transport (DialContext and TLSConfig are then unused); nil builds one
 	// from the Config.
 	Transport http.RoundTripper
+	// BodyBudget, if set, is the budget of response-body bytes in memory this spider shares with the other
+	// spiders of its process (the standalone's); Config.BodyBudgetBytes is then unused. nil: a budget of the
+	// spider's own, Config.BodyBudgetBytes (or DefaultBodyBudgetBytes). A spider registers the budget's
+	// metrics with its Registerer, so only one of the spiders sharing it may have one.
+	BodyBudget *BodyBudget
 }
 
 // Spider fetches the requests of one spider-feed partition. Build it with New and call Run once.
@@ -175,7 +180,11 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		rt = s.transport
 	}
 	s.fetcher = newFetcher(cfg, rt, false)
-	s.fetcher.budget = newByteBudget(cfg.BodyBudgetBytes)
+	budget := deps.BodyBudget
+	if budget == nil {
+		budget = NewBodyBudget(cfg.BodyBudgetBytes)
+	}
+	s.fetcher.budget = budget.b
 	s.fetcher.spillDir = spillDir(cfg.StateDir)
 	s.fetcher.streamLarge = bodiesUnread(deps.Handler, cfg)
 	registerBudgetMetrics(deps.Registerer, s.fetcher.budget)

@@ -3,6 +3,7 @@ package standalone
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -18,8 +19,11 @@ import (
 // 6.7-10.6 GB. The figure is the test process's ru_maxrss (the loopback web streams its large pages from one
 // shared chunk, so it adds little). FRONTIER_BENCH_NO_LARGE=1 leaves the large pages out (the floor);
 // FRONTIER_BENCH_BUDGET sets spider.body_budget_bytes; FRONTIER_BENCH_BLOOM_EXPECTED sets
-// standalone.pebble.bloom.expected (this test's default is pebblestore's 100 million, cmd/standalone's 10 million); FRONTIER_BENCH_HEAPPROFILE=FILE writes a heap profile
-// taken at the peak of the heap in use. Run it alone in its process, for BENCHMARKS.md:
+// standalone.pebble.bloom.expected (this test's default is pebblestore's 100 million, cmd/standalone's 10 million);
+// FRONTIER_BENCH_MEMORY_LIMIT=BYTES sets standalone.memory_limit as cmd/standalone uses it (Pebble's cache
+// and the body budget derived from it, the Go runtime's soft limit set to Config.Memory().GoLimit unless
+// GOMEMLIMIT is set); FRONTIER_BENCH_HEAPPROFILE=FILE writes a heap profile taken at the peak of the heap in
+// use. Run it alone in its process, for BENCHMARKS.md:
 //
 //	FRONTIER_BENCH_MEMORY=1 FRONTIER_BENCH_HOSTS=200 go test -count=1 -run TestLargePagesMemory -v ./standalone
 func TestLargePagesMemory(t *testing.T) {
@@ -47,6 +51,16 @@ func TestLargePagesMemory(t *testing.T) {
 	if n := env("FRONTIER_BENCH_BLOOM_EXPECTED", 0); n > 0 { // cmd/standalone's default is 10,000,000
 		cfg.Pebble.Bloom.Expected = uint64(n)
 	}
+	if lim := env("FRONTIER_BENCH_MEMORY_LIMIT", 0); lim > 0 {
+		cfg.MemoryLimit, cfg.Pebble.CacheBytes = int64(lim), 0
+		if os.Getenv("FRONTIER_BENCH_BUDGET") == "" {
+			cfg.Spider.BodyBudgetBytes = 0
+		}
+		if os.Getenv("GOMEMLIMIT") == "" {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.Memory().GoLimit))
+		}
+	}
+	t.Logf("memory plan %+v", cfg.Memory())
 	deps := siteDeps(t, site, &cfg)
 	if path := os.Getenv("FRONTIER_BENCH_HEAPPROFILE"); path != "" {
 		stop := peakHeapProfile(t, path)

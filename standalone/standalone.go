@@ -23,6 +23,26 @@
 // function, codec, partition counts; see Manifest); Run refuses a directory written with other ones, because
 // switching them mid-crawl breaks the URL-seen test or strands queued URLs.
 //
+// # Memory
+//
+// Config.MemoryLimit is what the whole process may use (standalone.memory_limit, 256 MiB in cmd/standalone).
+// Three consumers decide most of it, and two of them have a size of their own, so the limit is split, unless
+// a key sets a part explicitly:
+//
+//   - Pebble, a quarter: the block cache (Pebble.CacheBytes when 0), in which Pebble also reserves its
+//     memtables (Pebble.MemTableBytes when 0: a quarter of the cache, at most 32 MiB). Pebble allocates this
+//     memory itself, outside the Go heap, so the Go runtime's memory limit does not see it.
+//   - response bodies, a quarter: one budget of body bytes in memory shared by every spider of the process
+//     (Spider.BodyBudgetBytes when 0; spider.BodyBudget), in the Go heap.
+//   - the rest of the Go heap, half: the strategy workers' state caches and Bloom filter as they grow, the DB
+//     worker's seen set, the batches and messages in flight, connection buffers, and the collector's headroom.
+//
+// The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
+// unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
+// for, bodies included. The limit stays soft: a live Go heap above it is not an error, the collector then just
+// runs more often. With MemoryLimit 0 nothing is derived: pebblestore's cache (128 MiB), the spider's
+// default budget (spider.DefaultBodyBudgetBytes, still one for all the spiders) and no Go limit.
+//
 // standalone sits at level L4: it picks the concrete implementations the workers get.
 package standalone
 
@@ -76,10 +96,12 @@ type Config struct {
 	QuietPeriod time.Duration `mapstructure:"quiet_period"`
 	// Pebble configures the store; its Dir is DataDir/pebble when empty.
 	Pebble pebblestore.Config `mapstructure:"pebble"`
-	// MemoryLimit is the soft memory limit in bytes of the process that runs the crawl (runtime/debug's
-	// SetMemoryLimit, as GOMEMLIMIT), so the garbage collector works before the heap doubles (GOGC 100) rather
-	// than after: cmd/standalone sets it at start (launch), unless GOMEMLIMIT is set; Run itself never does,
-	// since a library must not change its host process. 0 sets none.
+	// MemoryLimit is the memory in bytes of the process that runs the crawl, split between Pebble's cache,
+	// the response bodies and the rest of the Go heap (the package doc, "Memory"; Memory). Its Go part, the
+	// limit minus Pebble's cache, is the process's soft memory limit (runtime/debug's SetMemoryLimit, as
+	// GOMEMLIMIT), so the garbage collector works before the heap doubles (GOGC 100) rather than after:
+	// cmd/standalone sets it at start (launch), unless GOMEMLIMIT is set; Run itself never does, since a
+	// library must not change its host process, but sizes the cache and the body budget from it. 0 sets none.
 	MemoryLimit int64 `mapstructure:"memory_limit"`
 
 	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).
@@ -117,6 +139,8 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryLimit < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit = %d, want >= 0 (0 sets none)", c.MemoryLimit))
+	} else if err := c.Memory().check(); err != nil {
+		errs = append(errs, err)
 	}
 	p := c.Pebble
 	if p.Dir == "" {
@@ -200,7 +224,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("standalone: %w", err)
 	}
+	mem := cfg.Memory()
+	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
+		"body_budget_mib", mem.BodyBudget>>20, "go_limit_mib", mem.GoLimit>>20)
+	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	pcfg := cfg.Pebble
+	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable
 	if pcfg.Dir == "" {
 		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
 	}
@@ -277,7 +306,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		scfg.StateDir = filepath.Join(cfg.DataDir, fmt.Sprintf("spider-%d", p))
 		sd := spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: countingCodec{c, &st}, Identity: id, Handler: deps.Handler, Partition: p,
 			Logger: log.With("component", "spider"), Registerer: firstOnly(deps.Registerer, p), DialContext: deps.DialContext,
-			Transport: deps.Transport}}
+			Transport: deps.Transport, BodyBudget: bodies}}
 		s, err := spider.NewRole(scfg, sd)
 		if err != nil {
 			return Summary{}, err

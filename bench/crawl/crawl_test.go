@@ -82,6 +82,7 @@ func standaloneConfigFor(dir string, spiders, batch int) (standalone.Config, sta
 	}
 	e.StatsInterval = 10 * time.Second
 	e.Pebble = cfg.Standalone.Pebble
+	e.MemoryLimit = cfg.Standalone.MemoryLimit // Pebble's cache and the body budget are derived from it
 	id, err := cfg.Identity.New()
 	return e, id, err
 }

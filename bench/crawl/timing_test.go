@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frontiercrawl/frontier/configs"
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/scope"
@@ -177,10 +176,10 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	cfg.Spider.Delay = spec.Delay
 	cfg.DBWorker.Flow.Enabled = !spec.NoFlow
 	cfg.StrategyWorker.Scope.Follow = scope.FollowAny
-	// cmd/standalone's soft memory limit (standalone.memory_limit), which standalone.Run leaves to its caller;
-	// GOMEMLIMIT in the environment wins, as there. Without it the child's peak RSS was not the one a user of
-	// cmd/standalone with the default settings sees.
-	if lim := configs.DefaultConfig().Standalone.MemoryLimit; lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
+	// cmd/standalone's soft memory limit (the Go part of standalone.memory_limit), which standalone.Run leaves
+	// to its caller; GOMEMLIMIT in the environment wins, as there. Without it the child's peak RSS was not the
+	// one a user of cmd/standalone with the default settings sees.
+	if lim := cfg.Memory().GoLimit; lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim)
 	}
 	if spec.Profile != "" {
