@@ -24,8 +24,9 @@ import (
 //
 //   - put: PutURLs of 100,000 new discovered URLs over 1,000 queues on 2 streams, each acknowledged once it is
 //     on the spider log;
-//   - loop (flow=off only): until every URL put came round the loop (strategy workers, DB worker, spider feed)
-//     into the gateway's store;
+//   - put45: another 100,000 on 2 streams, 45% of them put a moment ago (SKIPPED), 55,000 new;
+//   - loop (flow=off only): until every URL put (155,000) came round the loop (strategy workers, DB worker,
+//     spider feed) into the gateway's store;
 //   - getack: one client's GetURLs (up to 10 URLs from each of up to 1,000 queues, 60 s leases) and a known
 //     put (done) for every URL, until every URL was acknowledged or 4 minutes passed. With flow=on the loop
 //     brings the URLs meanwhile, as the DB worker's flow control releases them.
@@ -33,6 +34,8 @@ import (
 // flow=on is the DB worker's default (its per-host flow control sizes a host's batches by how fast its outcomes
 // come back, as for spiders); flow=off (db_worker.flow.enabled false) sends each batch with the fixed per_host
 // cap as soon as the gateway's partition has room, which the gateway's feed lag and MaxHeld bound.
+//
+// alone is the gateway's getack without the loop (benchGatewayAlone), for when the loop is too slow to wait for.
 //
 // Run it once: go test -tags integration -run '^$' -bench ClusterGateway -benchtime 1x ./urlfrontier/
 func BenchmarkClusterGateway(b *testing.B) {
