@@ -24,7 +24,9 @@ import (
 // Procs runs a test's child processes and watches them. Each process writes its stdout and stderr to
 // Dir/<name>.log; a process started again under the same name appends to it, and Log reads only the current
 // run's part. At the test's end Procs stops whatever still runs (Stop) and, if the test failed, shows the end
-// of every log. Safe for concurrent use.
+// of every log, also when the test had stopped them itself (a test usually stops its processes before it
+// checks the crawl, so a failed check would otherwise come without the logs that explain it). Safe for
+// concurrent use.
 type Procs struct {
 	tb  testing.TB
 	dir string
@@ -35,6 +37,7 @@ type Procs struct {
 		sync.Mutex
 		byName map[string]*Proc
 		order  []*Proc // in start order, restarts included
+		shown  bool    // the logs' ends were shown
 	}
 }
 
@@ -49,8 +52,34 @@ func NewProcs(tb testing.TB, dir string) *Procs {
 	}
 	ps := &Procs{tb: tb, dir: dir}
 	ps.mu.byName = map[string]*Proc{}
-	tb.Cleanup(ps.Stop)
+	tb.Cleanup(func() {
+		ps.Stop()
+		ps.showLogs()
+	})
 	return ps
+}
+
+// showLogs shows the last 40 lines of the current run of every process, once, if the test failed.
+func (ps *Procs) showLogs() {
+	if !ps.tb.Failed() {
+		return
+	}
+	ps.mu.Lock()
+	if ps.mu.shown {
+		ps.mu.Unlock()
+		return
+	}
+	ps.mu.shown = true
+	var procs []*Proc
+	for _, p := range ps.mu.order {
+		if ps.mu.byName[p.Name] == p {
+			procs = append(procs, p)
+		}
+	}
+	ps.mu.Unlock()
+	for _, p := range procs {
+		ps.tb.Logf("---- %s (%s) ----\n%s", p.Name, p.log, p.Tail(40))
+	}
 }
 
 // Cmd is a process to start.
@@ -240,10 +269,8 @@ func (ps *Procs) Stop() {
 			ps.tb.Errorf("%s: %v", p.Name, p.err)
 		}
 	}
-	if ps.tb.Failed() && len(procs) > 0 {
-		for _, p := range procs {
-			ps.tb.Logf("---- %s (%s) ----\n%s", p.Name, p.log, p.Tail(40))
-		}
+	if len(procs) > 0 {
+		ps.showLogs()
 	}
 }
 
