@@ -31,7 +31,7 @@ func benchDomain(host string) frontier.MetaDomain {
 // whose request carries the feed's meta plus the digest, and one links_extracted per link host (here one) whose
 // links carry fingerprint, domain and discovery time. Every URL is new (page n of host h links to pages
 // 10n+1 … 10n+10 of the same host).
-func benchPage(c codec.Codec, h, n int) ([][]byte, error) {
+func benchPage(c codec.Codec, h, n int, seen bool) ([][]byte, error) {
 	host := fmt.Sprintf("127.0.%d.%d:8080", h/250, h%250+1)
 	page := req(fmt.Sprintf("http://%s/p/%d", host, n), int64(n%7))
 	page.Method = "GET"
@@ -42,7 +42,11 @@ func benchPage(c codec.Codec, h, n int) ([][]byte, error) {
 		Headers: frontier.Headers{{Name: []byte("Content-Type"), Values: [][]byte{[]byte("text/html")}}}}
 	links := make([]*frontier.Request, 10)
 	for i := range links {
-		l := req(fmt.Sprintf("http://%s/p/%d", host, 10*n+1+i), -1)
+		target := 10*n + 1 + i
+		if seen {
+			target = 1 + i // the same ten pages of the host: seen after the first batch
+		}
+		l := req(fmt.Sprintf("http://%s/p/%d", host, target), -1)
 		l.SetMetaDomain(benchDomain(host))
 		l.Meta.Set("frontier_discovered", int64(1764100000000+n))
 		links[i] = l
@@ -59,12 +63,19 @@ func benchPage(c codec.Codec, h, n int) ([][]byte, error) {
 }
 
 // BenchmarkHandle is the strategy worker's cost per spider-log message: decoding a batch of page_crawled and
-// links_extracted messages shaped like the spider's (10 new links of the page's host each) and handling it
+// links_extracted messages shaped like the spider's (10 links of the page's host each: new ones in "new",
+// pages seen before in "seen", most of what a crawl's pages link to) and handling it
 // (states through the cache over an in-memory store, the BFS strategy, scope, update_score encoded). The
 // scoring log and the state store are in memory, so what is measured is the worker's own CPU and allocations.
 //
 //	go test -run '^$' -bench BenchmarkHandle -benchtime 100x -count 3 ./strategyworker/
 func BenchmarkHandle(b *testing.B) {
+	for _, mode := range []string{"new", "seen"} {
+		b.Run(mode, func(b *testing.B) { benchHandle(b, mode == "seen") })
+	}
+}
+
+func benchHandle(b *testing.B, seen bool) {
 	const hosts, pagesPerBatch = 200, 256 // a batch: 256 pages, 512 messages, 2,816 URLs
 	c := codec.Msgpack{}
 	cfg := DefaultConfig()
@@ -90,7 +101,7 @@ func BenchmarkHandle(b *testing.B) {
 		var raw [][]byte
 		for j := range pagesPerBatch {
 			k := i*pagesPerBatch + j
-			ms, err := benchPage(c, k%hosts, 1+k/hosts)
+			ms, err := benchPage(c, k%hosts, 1+k/hosts, seen)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -185,8 +185,9 @@ func (s *scoper) budget(c *batchContext, r *frontier.Request, u *url.URL) string
 	return ""
 }
 
-// templateKeys lists the template-budget keys of the batch's links, for one store read before the batch
-// (nil when the budget is off).
+// templateKeys lists the template-budget keys of the batch's links not seen before, for one store read before
+// the batch (nil when the budget is off). A key it leaves out that Schedule asks for after all (a dont_filter
+// link) is read alone then (counters.get).
 func (s *scoper) templateKeys(c *batchContext, events []frontier.Message) []string {
 	if s.f.Config().TemplateBudget == 0 {
 		return nil
@@ -199,6 +200,9 @@ func (s *scoper) templateKeys(c *batchContext, events []frontier.Message) []stri
 			continue
 		}
 		for _, l := range le.Links {
+			if !l.DontFilter() && c.loadedState(l) != frontier.NotCrawled {
+				continue // seen before: never counted against a budget (Schedule checks first-time URLs only)
+			}
 			k, ok := c.templateKey(l)
 			if !ok {
 				continue

@@ -508,6 +508,19 @@ type batchContext struct {
 	seeding bool // the strategy is handling seeds: the scope's budgets do not apply
 }
 
+// loadedState is the state r had when the batch loaded it (NotCrawled for a request the batch did not load),
+// without reading the store.
+func (c *batchContext) loadedState(r *frontier.Request) frontier.State {
+	fp := c.fps[r]
+	if fp == nil {
+		return frontier.NotCrawled
+	}
+	if i, ok := c.idx[string(fp)]; ok {
+		return c.entries[i].State
+	}
+	return frontier.NotCrawled
+}
+
 // host is r.Hostname(), worked out once per request and batch.
 func (c *batchContext) host(r *frontier.Request) string {
 	if h, ok := c.hosts[r]; ok {
