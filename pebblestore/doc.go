@@ -86,8 +86,10 @@
 // (at most 32 MiB) unless Config.MemTableBytes says otherwise, and the store's memory outside the Go heap
 // stays about CacheBytes. A smaller memtable means more flushes and more compaction CPU (BENCHMARKS.md,
 // "URLFrontier service": a 16 MiB memtable instead of 8 MiB took a quarter off the gateway's CPU per URL).
-// States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward.
-// Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext (flags -bench.stored,
+// States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward; Pages.Put and Queue.Ack
+// do the same from 16 keys (seek.go), since a Get builds an iterator over every level for its one key, and
+// Pages.Put does not rewrite a record its merge leaves unchanged (a link seen again).
+// Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext, BenchmarkPagesPut (flags -bench.stored,
 // -bench.rows, -bench.sync after the package path); figures in bench/results/stores.md.
 //
 // It imports frontier, state, queue, metadata, Pebble and the standard library.
