@@ -309,10 +309,24 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 		zero(kcfg.SpiderLog.Topic, "dbw-spider-log")...), "--", "frontera.worker.db",
 		"--config", "frontera_worker_settings", "--partitions", "0", "1")
 	procs.Start("frontera-dbworker", cluster.Cmd{Path: python, Args: args, Env: dbwEnv})
+	// One at a time, each started once the previous one said it is initialized, and the add-seeds run after
+	// them: they share states.db, and Frontera's SQLAlchemy backend creates its tables check-then-create
+	// (check_and_create_tables), so two starting together can both find no table and one fails with "table
+	// states already exists" (seen under load: the add-seeds run exited 1). Python's stdout is unbuffered so
+	// the line arrives when it is written.
+	swEnv = append(swEnv, "PYTHONUNBUFFERED=1")
 	for p := range strategyWorkers {
 		args := append(append([]string{workerPy}, zero(kcfg.SpiderLog.Topic, "sw-spider-log")...), "--",
 			"frontera.worker.strategy", "--config", "frontera_worker_settings", "--partition-id", fmt.Sprint(p))
-		procs.Start(fmt.Sprintf("frontera-strategyworker-%d", p), cluster.Cmd{Path: python, Args: args, Env: swEnv})
+		name := fmt.Sprintf("frontera-strategyworker-%d", p)
+		sw := procs.Start(name, cluster.Cmd{Path: python, Args: args, Env: swEnv, Ready: "[strategy-worker] Strategy worker is initialized"})
+		select {
+		case <-sw.Ready():
+		case <-sw.Done():
+			t.Fatalf("%s exited before it was initialized: %v\n%s", name, sw.Err(), sw.Tail(40))
+		case <-time.After(90 * time.Second):
+			t.Fatalf("%s did not say it was initialized within 90s\n%s", name, sw.Tail(40))
+		}
 	}
 	// Frontier's spiders.
 	sets := append(env.Sets(), "metrics.addr=127.0.0.1:0", "stats_interval=5s", "spider.delay=50ms", "spider.commit_interval=200ms")
