@@ -8,6 +8,7 @@ import (
 	"time"
 
 	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 // The benchmark messages. bench/codec_bench.py builds the same ones for Frontera's codec; keep them in step.
@@ -75,7 +76,7 @@ func benchMessages(kind string) []frontier.Message {
 // understate the cost per core) and B/msg.
 func report(b *testing.B, bytes int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 && cpu0 > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 && cpu0 > 0 {
 		b.ReportMetric(float64(b.N)/cpu.Seconds(), "msgs/cpu-s")
 	}
 	b.ReportMetric(float64(bytes)/float64(b.N), "B/msg")
@@ -86,7 +87,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 		b.Run(c.Name(), func(b *testing.B) {
 			rs := benchRequests()
 			var i, n int
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				p, err := c.EncodeRequest(rs[i%nBench])
 				if err != nil {
@@ -105,7 +106,7 @@ func BenchmarkAppendRequest(b *testing.B) {
 	rs := benchRequests()
 	var buf []byte
 	var i, n int
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		var err error
 		if buf, err = AppendRequest(buf[:0], rs[i%nBench]); err != nil {
@@ -125,7 +126,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 				enc[i], _ = c.EncodeRequest(r)
 			}
 			var i, n int
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				p := enc[i%nBench]
 				if _, err := c.DecodeRequest(p); err != nil {
@@ -145,7 +146,7 @@ func BenchmarkEncodeMessage(b *testing.B) {
 			b.Run(kind+"/"+c.Name(), func(b *testing.B) {
 				ms := benchMessages(kind)
 				var i, n int
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					p, err := c.EncodeMessage(ms[i%nBench])
 					if err != nil {
@@ -169,7 +170,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 					enc[i], _ = c.EncodeMessage(m)
 				}
 				var i, n int
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					p := enc[i%nBench]
 					if _, err := c.DecodeMessage(p); err != nil {
@@ -200,7 +201,7 @@ func BenchmarkDecodeLinksMeta(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
 			var i, n int
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				p := enc[i%nBench]
 				var err error

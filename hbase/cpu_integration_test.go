@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/state"
 )
@@ -42,9 +42,7 @@ func procTicks(t *testing.T, name string) int {
 func jvmTicks(t *testing.T) (hb, th int) { return procTicks(t, "hbase"), procTicks(t, "thrift") }
 
 func selfTicks() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e7
+	return float64(cputime.Process()) / 1e7
 }
 
 // TestIntegrationCPUPerOp measures the CPU time each store operation costs in the RegionServer JVM, the Thrift2

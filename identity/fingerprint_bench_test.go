@@ -1,24 +1,15 @@
 package identity
 
 import (
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the process's user+system CPU time. The benchmarks report URLs per CPU-second beside the
-// wall-clock rate because the benchmark machine is shared: wall time there measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/frontiercrawl/frontier/internal/cputime"
+)
 
 func reportRates(b *testing.B, n int, cpu0 time.Duration) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "URLs/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n)/cpu.Seconds(), "URLs/cpu-s")
 	}
 }
@@ -47,7 +38,7 @@ func BenchmarkCanonicalizeSHA1(b *testing.B) {
 	dst := make([]byte, 0, 20)
 	scratch := make([]byte, 0, 1024)
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		fp, err := f.AppendURL(dst[:0], urls[n%len(urls)], scratch)
 		if err != nil || len(fp) != 20 {
@@ -64,7 +55,7 @@ func BenchmarkCanonicalizeSHA1W3lib122(b *testing.B) {
 	dst := make([]byte, 0, 20)
 	scratch := make([]byte, 0, 1024)
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		_, _ = f.AppendURL(dst[:0], urls[n%len(urls)], scratch)
 		n++
@@ -77,7 +68,7 @@ func BenchmarkCanonicalize(b *testing.B) {
 	scratch := make([]byte, 0, 1024)
 	var bytesIn int
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		u := urls[n%len(urls)]
 		bytesIn += len(u)
@@ -102,7 +93,7 @@ func BenchmarkCanonicalizeSHA1Simple(b *testing.B) {
 	dst := make([]byte, 0, 20)
 	scratch := make([]byte, 0, 1024)
 	n := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		_, _ = f.AppendURL(dst[:0], urls[n%len(urls)], scratch)
 		n++

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/metadata"
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/queue/queuetest"
@@ -117,7 +118,7 @@ func BenchmarkPagesPut(b *testing.B) {
 	ps := make([]metadata.Page, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for n := 0; b.Loop(); n++ {
 		for j := range ps {
 			if j%5 == 0 { // an outcome of a page stored before
@@ -133,7 +134,7 @@ func BenchmarkPagesPut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "pages/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*batch), "cpu-ns/page")
 }

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/partition"
 )
 
@@ -114,13 +114,13 @@ func BenchmarkSpider200Hosts(b *testing.B) {
 		done := make(chan error, 1)
 		b.StartTimer()
 		start := time.Now()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		go func() { done <- s.Run(ctx) }()
 		for feed.next.Load() < int64(len(urls)) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		elapsed := time.Since(start)
-		cpuUsed += cpuTime() - cpu0
+		cpuUsed += cputime.Process() - cpu0
 		b.StopTimer()
 		runtime.GC()
 		var after runtime.MemStats
@@ -142,12 +142,4 @@ func BenchmarkSpider200Hosts(b *testing.B) {
 	b.ReportMetric(perHost/1024, "KiB/open-host")
 	b.ReportMetric(float64(cpuUsed.Microseconds())/float64(pages), "CPU-µs/page")
 	b.ReportMetric(float64(logMsgs)/float64(pages), "logmsgs/page")
-}
-
-// cpuTime is the CPU time (user + system) the process has used: with the site in the same process it covers
-// both ends of every fetch.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,13 +3,13 @@ package standalone
 import (
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/identity"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 // hostileRun is one crawl of a site from its home pages, with what the site's servers measured.
@@ -19,14 +19,6 @@ type hostileRun struct {
 	cpu     time.Duration
 	traps   map[string]int
 	fetched int // requests for pages (robots.txt excluded)
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // siteDeps points cfg at a new temporary data directory holding a seeds file of site's seeds, and returns the
@@ -44,13 +36,13 @@ func siteDeps(t *testing.T, site *web.Site, cfg *Config) Deps {
 func crawlSite(t *testing.T, site *web.Site, cfg Config, opts web.ReachOptions) hostileRun {
 	t.Helper()
 	deps := siteDeps(t, site, &cfg)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	sum, err := Run(t.Context(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requireAccounted(t, cfg.DataDir)
-	r := hostileRun{sum: sum, cpu: cpuTime() - cpu0, traps: site.TrapFetches()}
+	r := hostileRun{sum: sum, cpu: cputime.Process() - cpu0, traps: site.TrapFetches()}
 	if r.check, err = site.CheckCrawlWith(opts, site.Seeds()...); err != nil {
 		t.Fatal(err)
 	}

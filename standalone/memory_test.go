@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 // TestLargePagesMemory measures the peak RSS of a standalone crawl of a web where every host serves one large
@@ -66,12 +67,12 @@ func TestLargePagesMemory(t *testing.T) {
 		stop := peakHeapProfile(t, path)
 		defer stop()
 	}
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	sum, err := Run(t.Context(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	// Read the peak before the accounting check opens the store a second time.
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

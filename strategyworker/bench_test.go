@@ -9,6 +9,7 @@ import (
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/state"
 )
 
@@ -116,7 +117,7 @@ func benchHandle(b *testing.B, seen bool) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	m0, cpu0, msgs := ms.Mallocs, cpuTime(), 0
+	m0, cpu0, msgs := ms.Mallocs, cputime.Process(), 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for _, raw := range batches {
@@ -134,7 +135,7 @@ func benchHandle(b *testing.B, seen bool) {
 		msgs += len(raw)
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&ms)
 	if out.n == 0 {
 		b.Fatal("nothing scheduled")

@@ -15,6 +15,7 @@ import (
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/partition"
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
@@ -90,7 +91,7 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 
 		report := phaseReport(b)
 		put := func(phase string, items []*pb.URLItem) {
-			t0, c0 := time.Now(), cpuTime()
+			t0, c0 := time.Now(), cputime.Process()
 			var wg sync.WaitGroup
 			errs := make([]error, 2)
 			for s := range 2 {
@@ -100,7 +101,7 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 			if err := errors.Join(errs...); err != nil {
 				b.Fatal(err)
 			}
-			report(phase, float64(len(items)), time.Since(t0), cpuTime()-c0)
+			report(phase, float64(len(items)), time.Since(t0), cputime.Process()-c0)
 		}
 		put("put", items)
 		// put45: another 100,000 on 2 streams, 45% of them put a moment ago (the last 22,500 of each stream:
@@ -125,9 +126,9 @@ func benchGateway(b *testing.B, addr string, arrive bool) {
 			// Without the flow the loop brings every URL to the gateway without waiting for outcomes: the
 			// loop's own rate (strategy workers, DB worker, HBase, Kafka), then GetURLs + ack on the gateway
 			// alone.
-			t0, c0 := time.Now(), cpuTime()
+			t0, c0 := time.Now(), cputime.Process()
 			arrivedWithin(b, cl, "", total, 8*time.Minute)
-			report("loop", float64(total), time.Since(t0), cpuTime()-c0)
+			report("loop", float64(total), time.Since(t0), cputime.Process()-c0)
 		}
 		getAck(b, cl, n, report)
 	}
@@ -141,7 +142,7 @@ func getAck(b *testing.B, cl pb.URLFrontierClient, n int, report func(string, fl
 	if err != nil {
 		b.Fatal(err)
 	}
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), cputime.Process()
 	deadline := t0.Add(4 * time.Minute)
 	got := 0
 	for got < n && time.Now().Before(deadline) {
@@ -159,7 +160,7 @@ func getAck(b *testing.B, cl pb.URLFrontierClient, n int, report func(string, fl
 	}
 	acks.CloseSend()
 	b.ReportMetric(float64(got), "getack-URLs")
-	report("getack", float64(got), time.Since(t0), cpuTime()-c0)
+	report("getack", float64(got), time.Since(t0), cputime.Process()-c0)
 }
 
 // phaseReport reports a phase's rate and CPU per 1,000 URLs, and prints them as the phase ends, so a run that
@@ -198,7 +199,7 @@ func benchGatewayAlone(b *testing.B) {
 			b.Fatal(err)
 		}
 		report := phaseReport(b)
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.Process()
 		msgs := make([]bus.Message, 0, 4096)
 		for i := range n {
 			u := fmt.Sprintf("https://host%d.example.com/path/page-%d.html", i%1000, i)
@@ -225,7 +226,7 @@ func benchGatewayAlone(b *testing.B) {
 		}
 		out.Close()
 		arrivedWithin(b, cl, "", n, 4*time.Minute)
-		report("feed", n, time.Since(t0), cpuTime()-c0)
+		report("feed", n, time.Since(t0), cputime.Process()-c0)
 		getAck(b, cl, n, report)
 		gw.stop(b)
 	}

@@ -7,25 +7,16 @@ import (
 	"io"
 	"net"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/urlfrontier"
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
-
-// cpuTime is the process's user+sys CPU time (server and client: both run in this process).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchServer serves a fresh Store (synced writes, the standalone's default) on a loopback port.
 func benchServer(b *testing.B) pb.URLFrontierClient {
@@ -132,7 +123,7 @@ func BenchmarkPutURLs(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				t0, c0 := time.Now(), cpuTime()
+				t0, c0 := time.Now(), cputime.Process()
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
 				for s := range 2 {
@@ -140,7 +131,7 @@ func BenchmarkPutURLs(b *testing.B) {
 				}
 				wg.Wait()
 				wall += time.Since(t0)
-				cpu += cpuTime() - c0
+				cpu += cputime.Process() - c0
 				if err := errors.Join(errs...); err != nil {
 					b.Fatal(err)
 				}
@@ -189,14 +180,14 @@ func BenchmarkGetAck(b *testing.B) {
 	var got int64
 	var cpu time.Duration
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		batch := getURLs(b, c, &pb.GetParams{MaxQueues: 100, MaxUrlsPerQueue: 10, DelayRequestable: 60})
 		if len(batch) == 0 {
 			b.Fatal("the frontier ran dry: raise perQueue")
 		}
 		ackDone(b, acks, batch)
 		got += int64(len(batch))
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 	}
 	acks.CloseSend()
 	b.ReportMetric(float64(got)/b.Elapsed().Seconds(), "URLs/s")

@@ -4,18 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// cpuTime is the process's user+system CPU time: on a loaded shared machine, throughput per CPU second is a
-// steadier figure than per wall second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/frontiercrawl/frontier/internal/cputime"
+)
 
 // benchBody returns HTML of about n bytes made of random words: it compresses about as well as real pages
 // (3–5×), unlike repeated text.
@@ -63,7 +55,7 @@ func BenchmarkWriteExchange(b *testing.B) {
 				b.SetBytes(int64(exchangeBytes(ex)))
 				b.ReportAllocs()
 				n := 0
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if _, err := w.WriteExchange(ex); err != nil {
 						b.Fatal(err)
@@ -71,7 +63,7 @@ func BenchmarkWriteExchange(b *testing.B) {
 					n++
 				}
 				b.StopTimer()
-				cpu := cpuTime() - cpu0
+				cpu := cputime.Process() - cpu0
 				st := w.Stats()
 				if err := w.Close(); err != nil {
 					b.Fatal(err)
@@ -93,7 +85,7 @@ func BenchmarkWriteExchangeParallel(b *testing.B) {
 	ex := benchExchange(16 << 10)
 	b.SetBytes(int64(exchangeBytes(ex)))
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := w.WriteExchange(ex); err != nil {
@@ -103,7 +95,7 @@ func BenchmarkWriteExchangeParallel(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 // meter measures one crawl of this process: wall time, CPU time (getrusage user+sys) and the peak resident
@@ -31,7 +32,7 @@ type meter struct {
 }
 
 func startMeter() *meter {
-	m := &meter{start: time.Now(), cpu0: cpuTime(), stop: make(chan struct{}), load: loadAvg()}
+	m := &meter{start: time.Now(), cpu0: cputime.Process(), stop: make(chan struct{}), load: loadAvg()}
 	m.peakRSS.Store(rss())
 	m.wg.Add(1)
 	go func() {
@@ -59,7 +60,7 @@ func startMeter() *meter {
 func (m *meter) done() (cpu time.Duration) {
 	close(m.stop)
 	m.wg.Wait()
-	return cpuTime() - m.cpu0
+	return cputime.Process() - m.cpu0
 }
 
 // goMemory returns the bytes of live and not yet swept heap objects, and all the memory the Go runtime has
@@ -68,12 +69,6 @@ func goMemory() (objects, total int64) {
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}
 	metrics.Read(samples)
 	return int64(samples[0].Value.Uint64()), int64(samples[1].Value.Uint64())
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rss is the resident set of this process in bytes (0 where /proc is missing).

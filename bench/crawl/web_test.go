@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 // The loopback web runs in a child process (this test binary, re-executed with serveEnv set), so that the
@@ -88,7 +89,7 @@ func serve(spec string) int {
 		}
 		res := checked{Reachable: c.Reachable, Missing: len(c.Missing), Twice: len(c.Twice),
 			Unserved: len(c.Unserved), RobotsViolations: len(c.RobotsViolations),
-			Requests: len(site.Requests()), CPU: cpuTime().String()}
+			Requests: len(site.Requests()), CPU: cputime.Process().String()}
 		if in.Text() == "check-any" {
 			res.Loop = measureLoop(site.Requests())
 		}

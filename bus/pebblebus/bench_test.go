@@ -3,7 +3,6 @@ package pebblebus
 import (
 	"encoding/binary"
 	"flag"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 var benchSync = flag.Bool("bench.sync", false, "benchmarks: fsync every Send and Commit")
@@ -47,7 +47,7 @@ func benchSendFetchCommit(b *testing.B, db *pebble.DB) {
 		msgs[i] = bus.Message{Key: []byte("host-000000.example."), Value: val}
 	}
 	b.SetBytes(batch * 220)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Process()
 	for b.Loop() {
 		if err := p.Send(ctx, msgs...); err != nil {
 			b.Fatal(err)
@@ -64,14 +64,7 @@ func benchSendFetchCommit(b *testing.B, db *pebble.DB) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/time.Since(start).Seconds(), "msgs/s")
-	b.ReportMetric(float64(b.N*batch)/(cpuTime()-cpu0).Seconds(), "msgs/cpu-s")
-}
-
-// cpuTime is the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(b.N*batch)/(cputime.Process()-cpu0).Seconds(), "msgs/cpu-s")
 }
 
 // BenchmarkRound is one round of standalone mode's loop on one database, every stream one partition: a
@@ -136,7 +129,7 @@ func BenchmarkRound(b *testing.B) {
 				}
 			}
 			syncs0 := walSyncs(db)
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), cputime.Process()
 			i := 0
 			for b.Loop() {
 				send(logP)   // the spider's report
@@ -153,7 +146,7 @@ func BenchmarkRound(b *testing.B) {
 				i += 4
 			}
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rounds/s")
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/round")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/round")
 			b.ReportMetric(float64(walSyncs(db)-syncs0)/float64(b.N), "fsyncs/round")
 		})
 	}

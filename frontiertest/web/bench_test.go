@@ -5,17 +5,10 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// cpuTime is the process's user+system CPU time (server and client together).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/frontiercrawl/frontier/internal/cputime"
+)
 
 // BenchmarkServe measures how fast the site answers small pages over many hosts, client included (both share
 // the machine): the ceiling a spider benchmark against this site can reach. One connection per host, as a
@@ -34,7 +27,7 @@ func BenchmarkServe(b *testing.B) {
 			var next, bytes atomic.Int64
 			b.SetParallelism(hosts / 2) // GOMAXPROCS×hosts/2 goroutines: every host busy
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					p := pages[int(next.Add(1))%len(pages)]
@@ -49,7 +42,7 @@ func BenchmarkServe(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			cpu := cpuTime() - cpu0
+			cpu := cputime.Process() - cpu0
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 			b.ReportMetric(float64(b.N)/cpu.Seconds(), "pages/cpu-s")
 			b.ReportMetric(float64(bytes.Load())/float64(b.N), "B/page")

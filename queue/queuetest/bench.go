@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/queue"
 )
 
@@ -57,12 +57,12 @@ func BenchSchedule(b *testing.B, q queue.Queue, batch int) {
 				items[i].Fingerprint = FP(fmt.Sprintf("r%d/%d", n, i))
 			}
 		}
-		start, c0 := time.Now(), cpuTime()
+		start, c0 := time.Now(), cputime.Process()
 		if err := q.Schedule(ctx, items); err != nil {
 			b.Fatal(err)
 		}
 		spent += time.Since(start)
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		n++
 	}
 	b.ReportMetric(float64(n*batch)/spent.Seconds(), "URLs/s")
@@ -85,20 +85,20 @@ func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 	var n, items int
 	var spent, cpu, acking, ackCPU time.Duration
 	for b.Loop() {
-		start, c0 := time.Now(), cpuTime()
+		start, c0 := time.Now(), cputime.Process()
 		got, err := q.Next(ctx, 0, time.Now().Unix(), NextLimits)
 		spent += time.Since(start)
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 		if err != nil {
 			b.Fatal(err)
 		}
 		if ack {
-			start, c0 := time.Now(), cpuTime()
+			start, c0 := time.Now(), cputime.Process()
 			if err := q.Ack(ctx, got); err != nil {
 				b.Fatal(err)
 			}
 			acking += time.Since(start)
-			ackCPU += cpuTime() - c0
+			ackCPU += cputime.Process() - c0
 		}
 		n++
 		items += len(got)
@@ -110,15 +110,4 @@ func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 		b.ReportMetric(float64(acking.Microseconds())/1000/float64(n), "ack-ms/batch")
 		b.ReportMetric(float64(ackCPU.Microseconds())/1000/float64(n), "ack-cpu-ms/batch")
 	}
-}
-
-// cpuTime returns the CPU time (user + system) the process has used, so that benchmarks can report work per
-// CPU-second as well as per wall-second: on a machine shared with other loads, wall time measures the
-// neighbours as much as the code.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

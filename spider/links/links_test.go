@@ -3,13 +3,12 @@ package links
 import (
 	"net/url"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 func mustURL(t testing.TB, s string) *url.URL {
@@ -204,13 +203,13 @@ func BenchmarkExtract(b *testing.B) {
 	u := mustURL(b, "http://example.com/dir/page.html")
 	b.SetBytes(int64(len(body)))
 	n := 0
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		Extract(u, body, Options{})
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pages/s")
-	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(n), "CPU-µs/page")
+	b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(n), "CPU-µs/page")
 }
 
 // FuzzFastResolve holds the fast path of Extract to the full URL Standard resolution.
@@ -264,12 +263,4 @@ func TestFastResolveAgrees(t *testing.T) {
 			t.Errorf("fast path took %q", r)
 		}
 	}
-}
-
-// cpuTime is the process's CPU time (user + system): on a shared machine it measures the work, where the
-// wall clock measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

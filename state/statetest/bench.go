@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/state"
 )
 
@@ -59,7 +59,7 @@ func BenchGet(b *testing.B, s state.Store, stored []frontier.Fingerprint, batch 
 	found := make([]bool, batch)
 	ctx := context.Background()
 	n := 0
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), cputime.Process()
 	b.ResetTimer()
 	for b.Loop() {
 		if err := s.Get(ctx, queries[n%nq], out, found); err != nil {
@@ -68,7 +68,7 @@ func BenchGet(b *testing.B, s state.Store, stored []frontier.Fingerprint, batch 
 		n++
 	}
 	b.ReportMetric(float64(n*batch)/time.Since(start).Seconds(), "lookups/s")
-	if c := cpuTime() - cpu; c > 0 {
+	if c := cputime.Process() - cpu; c > 0 {
 		b.ReportMetric(float64(n*batch)/c.Seconds(), "lookups/cpu-s")
 	}
 }
@@ -88,15 +88,4 @@ func Bench(b *testing.B, newStore func(b *testing.B) state.Store, stored int, se
 			BenchGet(b, s, fps, 1024, hits)
 		})
 	}
-}
-
-// cpuTime returns the CPU time (user + system) the process has used, so that benchmarks can report work per
-// CPU-second as well as per wall-second: on a machine shared with other loads, wall time measures the
-// neighbours as much as the code.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
