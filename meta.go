@@ -45,42 +45,55 @@ func (d *MetaDomain) fields() [7]*string {
 	return [7]*string{&d.Netloc, &d.Name, &d.Scheme, &d.SLD, &d.TLD, &d.Subdomain, &d.Fingerprint}
 }
 
-// metaDomainName is MetaDomain().Name, "" where MetaDomain fails, without converting the other fields: Hostname
-// runs several times for every URL a strategy worker handles, and the six strings it dropped were most of that
-// worker's allocations (issue 21, item 4).
+// metaDomainName is MetaDomain().Name ("" where MetaDomain fails) for Hostname, which runs several times for
+// every URL a strategy worker handles: it converts only the name, not the six other strings (issue 21, item 4).
 func (r *Request) metaDomainName() string {
+	var d MetaDomain
+	if r.metaDomain(&d, 1<<metaDomainNameIndex) != nil {
+		return ""
+	}
+	return d.Name
+}
+
+// metaDomainNameIndex is the index of "name" in metaDomainKeys.
+const metaDomainNameIndex = 1
+
+// metaDomain is the one reading of meta[b'domain'] that MetaDomain and Hostname share. The first entry under
+// each of metaDomainKeys counts (as in Map.Get) and other keys are ignored; a nil value is an empty field, and a
+// bin or str one is the field; any other type is an error, whichever field it is in. It stores into d only the
+// fields whose bit is set in want (1<<i for metaDomainKeys[i]).
+func (r *Request) metaDomain(d *MetaDomain, want uint8) error {
 	v, ok := r.Meta.Get(MetaKeyDomain)
 	if !ok {
-		return ""
+		return ErrNoMeta
 	}
 	m, ok := v.(Map)
 	if !ok {
-		return ""
+		return fmt.Errorf("frontier: meta domain is %T, want a map", v)
 	}
-	var name Value
-	var seen uint8 // the keys met: as in Map.Get, the first entry under a key counts
+	f := d.fields()
+	var seen uint8 // the keys met
 	for _, e := range m {
 		i := metaDomainKeyIndex(e.Key)
 		if i < 0 || seen&(1<<i) != 0 {
 			continue
 		}
 		seen |= 1 << i
-		switch e.Value.(type) {
-		case nil, []byte, string:
+		switch x := e.Value.(type) {
+		case nil:
+		case []byte:
+			if want&(1<<i) != 0 {
+				*f[i] = string(x)
+			}
+		case string:
+			if want&(1<<i) != 0 {
+				*f[i] = x
+			}
 		default:
-			return "" // MetaDomain's error: a field of the wrong type
-		}
-		if metaDomainKeys[i] == "name" {
-			name = e.Value
+			return fmt.Errorf("frontier: meta domain %s is %T, want bin", metaDomainKeys[i], x)
 		}
 	}
-	switch x := name.(type) {
-	case []byte:
-		return string(x)
-	case string:
-		return x
-	}
-	return ""
+	return nil
 }
 
 // metaDomainKeyIndex is the index of k in metaDomainKeys, -1 if it is none of them.
@@ -117,30 +130,8 @@ func (r *Request) SetMetaFingerprint(fp Fingerprint) {
 // MetaDomain returns meta[b'domain']. Missing fields are left empty; a field of the wrong type is an error.
 func (r *Request) MetaDomain() (MetaDomain, error) {
 	var d MetaDomain
-	v, ok := r.Meta.Get(MetaKeyDomain)
-	if !ok {
-		return d, ErrNoMeta
-	}
-	m, ok := v.(Map)
-	if !ok {
-		return d, fmt.Errorf("frontier: meta domain is %T, want a map", v)
-	}
-	f := d.fields()
-	for i, k := range metaDomainKeys {
-		x, ok := m.Get(k)
-		if !ok || x == nil {
-			continue
-		}
-		switch x := x.(type) {
-		case []byte:
-			*f[i] = string(x)
-		case string:
-			*f[i] = x
-		default:
-			return d, fmt.Errorf("frontier: meta domain %s is %T, want bin", k, x)
-		}
-	}
-	return d, nil
+	err := r.metaDomain(&d, 1<<len(metaDomainKeys)-1)
+	return d, err
 }
 
 // SetMetaDomain stores d as Frontera's domain map (bin keys and values, Frontera's key order). The fingerprint
