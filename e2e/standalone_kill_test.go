@@ -24,6 +24,7 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
+	"github.com/frontiercrawl/frontier/pebblestore"
 )
 
 // buildStandalone builds cmd/standalone into a temporary directory, as `go install` would.
@@ -267,7 +268,7 @@ func requireAccounted(t *testing.T, dataDir string) {
 // be one of these, and have been requested from the site before.
 func unreported(t *testing.T, dataDir string, spiders int) map[string]bool {
 	t.Helper()
-	db, err := pebble.Open(filepath.Join(dataDir, "pebble"), &pebble.Options{})
+	db, err := pebble.Open(filepath.Join(dataDir, "pebble"), &pebble.Options{Logger: pebblestore.Logger(nil)})
 	if err != nil {
 		t.Fatalf("open the stopped crawl's store: %v", err)
 	}

@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,10 +121,11 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 	cache := pebble.NewCache(max(cfg.CacheBytes, 1<<20))
 	defer cache.Unref()
 	opts := &pebble.Options{
-		FS:           fs,
-		Cache:        cache,
-		Logger:       pebbleLogger{log},
-		MemTableSize: uint64(cfg.MemTableSize()),
+		FS:            fs,
+		Cache:         cache,
+		Logger:        Logger(log),
+		EventListener: eventListener(log),
+		MemTableSize:  uint64(cfg.MemTableSize()),
 	}
 	// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
 	// filters answer most of them without reading a block.
@@ -293,11 +295,25 @@ func (d *DB) saveBloom() error {
 	return nil
 }
 
-// pebbleLogger sends Pebble's log lines to slog.
+// Logger returns a pebble.Logger that sends Pebble's own log lines to log (nil: discards them): its
+// informational lines (the WAL replayed at Open, format upgrades) at Debug, its errors at Error, each message
+// prefixed "pebble: ". The store opens Pebble with it; anything else that opens a Pebble database (a tool, a
+// test reading a stopped crawl's data directory) passes it as pebble.Options.Logger, since Pebble's default
+// logger writes to the standard library's log, that is stderr.
+func Logger(log *slog.Logger) pebble.Logger {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return pebbleLogger{log}
+}
+
+// pebbleLogger sends Pebble's log lines to slog (Logger).
 type pebbleLogger struct{ l *slog.Logger }
 
 func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+	}
 }
 
 func (p pebbleLogger) Errorf(format string, args ...any) {
@@ -307,6 +323,18 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	panic(fmt.Sprintf(format, args...))
+}
+
+// eventListener logs the Pebble events an operator should see: background errors (Error, as Pebble's
+// default does) and write stalls (Warn: writes wait for a flush or for L0 compactions to catch up).
+func eventListener(log *slog.Logger) *pebble.EventListener {
+	l := Logger(log)
+	return &pebble.EventListener{
+		BackgroundError: func(err error) { l.Errorf("background error: %s", err) },
+		WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+			log.Warn("pebble: write stall", "reason", info.Reason)
+		},
+	}
 }
 
 var _ io.Closer = (*DB)(nil)
