@@ -57,8 +57,13 @@
 //
 // A partition keeps its messages from the lowest offset any interested group still needs: the groups named in
 // Config.Groups for the stream, plus every group that has committed on it (committed groups are remembered
-// across restarts). Messages below that offset are removed with one range deletion in the batch of the commit
-// that released them, so a crawl's streams use disk only for their uncommitted backlog. A group that commits
+// across restarts). Messages below that offset are removed in the batch of the commit that released them, so a
+// crawl's streams use disk only for their uncommitted backlog: a run of up to 4,096 messages with single
+// deletions (Pebble's SingleDelete), a longer one with one range deletion. A message key is written exactly
+// once (offsets never repeat, and a crash keeps a prefix of the writes), which is what a single deletion
+// requires; it cancels out with the message's write wherever the two meet, in the memtable's flush or in a
+// compaction, so a message released before its memtable is flushed costs the tables nothing, not even a
+// tombstone. A group that commits
 // once and never again holds every later message: list only the groups that run. Nothing bounds the backlog
 // in memory; it lives on disk.
 //
