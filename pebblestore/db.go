@@ -195,12 +195,46 @@ func (d *DB) Close() error {
 				errs = append(errs, err)
 			}
 		}
+		d.logMetrics()
 		if err := d.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("pebblestore: close: %w", err))
 		}
 		d.closeErr = errors.Join(errs...)
 	})
 	return d.closeErr
+}
+
+// logMetrics logs at Close what Pebble wrote over the database's life in this process (Info): the bytes
+// committed (WAL), flushed to L0 and written by compactions, the write amplification (table bytes written per
+// byte flushed), the flush and compaction counts and the block cache's hit rate; at Debug, Pebble's whole
+// metrics table. Where compaction CPU goes is read from there (BENCHMARKS.md, "Pebble's writes").
+func (d *DB) logMetrics() {
+	ctx := context.Background()
+	if !d.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	m := d.db.Metrics()
+	var flushed, compacted uint64
+	for i := range m.Levels {
+		flushed += m.Levels[i].TableBytesFlushed
+		compacted += m.Levels[i].TableBytesCompacted
+	}
+	amp := 0.0
+	if flushed > 0 {
+		amp = float64(flushed+compacted) / float64(flushed)
+	}
+	hits, misses := m.BlockCache.Hits, m.BlockCache.Misses
+	hitRate := 0.0
+	if hits+misses > 0 {
+		hitRate = float64(hits) / float64(hits+misses)
+	}
+	d.log.Info("pebble: metrics", "wal_in_mib", m.WAL.BytesIn>>20, "flushed_mib", flushed>>20, "compacted_mib", compacted>>20,
+		"write_amp", fmt.Sprintf("%.2f", amp), "flushes", m.Flush.Count, "compactions", m.Compact.Count,
+		"tombstone_density_compactions", m.Compact.TombstoneDensityCount, "block_cache_hit_rate", fmt.Sprintf("%.3f", hitRate),
+		"tables_mib", m.Total().TablesSize>>20)
+	if d.log.Enabled(ctx, slog.LevelDebug) {
+		d.log.Debug("pebble: metrics table\n" + m.String())
+	}
 }
 
 func (d *DB) openBloom() error {

@@ -32,7 +32,8 @@ func (s *syncBuffer) String() string {
 }
 
 // TestPebbleLogsToSlog: Pebble's own lines (here the WAL replayed when a database is opened again) go to the
-// store's slog logger at Debug, prefixed "pebble: ", and not to Pebble's default logger (stderr).
+// store's slog logger at Debug, prefixed "pebble: ", and not to Pebble's default logger (stderr); Close logs
+// Pebble's write metrics.
 func TestPebbleLogsToSlog(t *testing.T) {
 	fs := vfs.NewMem()
 	var out syncBuffer
@@ -59,6 +60,12 @@ func TestPebbleLogsToSlog(t *testing.T) {
 	}
 	if !strings.Contains(replay, "level=DEBUG") || !strings.Contains(replay, `msg="pebble: [JOB`) {
 		t.Fatalf("no WAL replay line at Debug prefixed \"pebble: \" in the store's log:\n%s", out.String())
+	}
+
+	// Close logs what Pebble wrote (Info) and its metrics table (Debug).
+	if got := out.String(); !strings.Contains(got, `level=INFO msg="pebble: metrics" wal_in_mib=`) ||
+		!strings.Contains(got, "pebble: metrics table") {
+		t.Fatalf("no metrics lines at Close in the store's log:\n%s", got)
 	}
 
 	// Logger(nil) discards, and errors go out at Error.
