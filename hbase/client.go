@@ -394,7 +394,7 @@ func newConn(nc net.Conn, cfg Config) *conn {
 	case "compact":
 		iprot, oprot = thrift.NewTCompactProtocolConf(tr, tconf), thrift.NewTCompactProtocolConf(tr, tconf)
 	default:
-		iprot, oprot = thrift.NewTBinaryProtocolConf(tr, tconf), thrift.NewTBinaryProtocolConf(tr, tconf)
+		iprot, oprot = newBinaryIn(tr, tconf), thrift.NewTBinaryProtocolConf(tr, tconf)
 	}
 	return &conn{svc: thrift2.NewTHBaseServiceClient(thrift.NewTStandardClient(iprot, oprot)), nc: nc}
 }
