@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/thrift/lib/go/thrift"
 
@@ -25,7 +26,11 @@ type Queue struct {
 	// writers in one process never leave two rows for one URL (read index, write index and row, delete the old
 	// row is not atomic in HBase). Writers in different processes may race; Next removes what they leave.
 	stripes [256]sync.Mutex
+	stats   queueStats
 }
+
+// queueStats counts what Next read, for benchmarks.
+type queueStats struct{ scans, rows atomic.Int64 }
 
 var _ queue.Queue = (*Queue)(nil)
 
@@ -184,6 +189,8 @@ func (q *Queue) pick(ctx context.Context, partition int, now int64, lim queue.Li
 			return nil, err
 		}
 		read += len(rows)
+		q.stats.scans.Add(1)
+		q.stats.rows.Add(int64(len(rows)))
 		for _, r := range rows {
 			if pk.Done() {
 				break
