@@ -17,6 +17,7 @@ import (
 	"github.com/frontiercrawl/frontier/frontiertest/cluster"
 	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/partition"
+	"github.com/frontiercrawl/frontier/urlfrontier"
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
@@ -52,13 +53,31 @@ func benchClusterGateway(b *testing.B, flow bool) {
 		roles := cluster.FastRoles()
 		roles.NoSpiders = true
 		roles.DBWorker.Flow.Enabled = flow
+		// Every feed partition is the gateway's, so the DB worker is configured for gateways: a batch takes up
+		// to 64 URLs of a host and 32,768 in all (a spider's defaults are 4 and 8,192). The gateway's clients
+		// keep each queue's politeness and the gateway holds what it is sent, so the cap only shares a batch
+		// among hosts; with 4, every batch of a partition whose hosts hold more than 4 URLs each reads the
+		// partition's whole queue (hbase.BenchmarkIntegrationPickDeep). FRONTIER_BENCH_PER_HOST and
+		// FRONTIER_BENCH_FEED_BATCH set others.
+		roles.DBWorker.PerHost, roles.DBWorker.FeedBatch = gatewayPerHost, gatewayFeedBatch
+		if v := os.Getenv("FRONTIER_BENCH_PER_HOST"); v != "" {
+			fmt.Sscan(v, &roles.DBWorker.PerHost)
+		}
+		if v := os.Getenv("FRONTIER_BENCH_FEED_BATCH"); v != "" {
+			fmt.Sscan(v, &roles.DBWorker.FeedBatch)
+		}
 		c := cluster.Start(b, context.Background(), env, roles)
 		addr := freePort(b)
-		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1})
+		// The loop phase waits for all 155,000 URLs put to be held at once: above the default MaxHeld (100,000),
+		// at which the gateway stops reading its feed.
+		gw := startGateway(b, c, b.TempDir(), addr, []int{0, 1}, func(cfg *urlfrontier.GatewayConfig) { cfg.MaxHeld = 200_000 })
 		benchGateway(b, addr, !flow)
 		gw.stop(b)
 	}
 }
+
+// The DB worker's per_host and feed_batch for a cluster whose feed partitions are all gateways'.
+const gatewayPerHost, gatewayFeedBatch = 64, 32768
 
 // BenchmarkStandaloneGateway is BenchmarkClusterGateway's flow=off against `standalone --urlfrontier` (no
 // seeds: the gateway over the standalone's own streams and stores, db_worker.flow.enabled false). It needs no

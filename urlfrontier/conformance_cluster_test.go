@@ -21,11 +21,14 @@ type gateway struct {
 	done   chan error
 }
 
-func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []int) *gateway {
+func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []int, opts ...func(*urlfrontier.GatewayConfig)) *gateway {
 	t.Helper()
 	cfg := urlfrontier.DefaultGatewayConfig()
 	cfg.Store.Dir = filepath.Join(dir, "urlfrontier")
 	cfg.Partitions = parts
+	for _, o := range opts {
+		o(&cfg)
+	}
 	log := slog.New(frontiertest.NewLogHandler(t, slog.LevelInfo)).With("component", "urlfrontier")
 	g, err := urlfrontier.OpenGateway(t.Context(), cfg, urlfrontier.GatewayDeps{Bus: c.Bus, Codec: c.Codec, Identity: c.Identity, Logger: log,
 		Crawl: &urlfrontier.CrawlStores{States: c.HBase.States(), Pages: c.HBase.Pages()}})
@@ -61,10 +64,12 @@ func (g *gateway) stop(t testing.TB) {
 // strategy worker per spider-log partition and a DB worker on the run's topics and tables, and in place of the
 // spiders one gateway that owns both spider-feed partitions. Every URL a client discovers goes round the loop
 // before GetURLs hands it out (the suite waits for it); the restart subtest restarts the gateway on its data.
+// The DB worker is configured for a cluster of gateways (gatewayPerHost, gatewayFeedBatch), as the benchmark's.
 func TestConformanceCluster(t *testing.T) {
 	env := cluster.New(t, "uf", cluster.Partitions{SpiderLog: 2, ScoringLog: 1, SpiderFeed: 2})
 	roles := cluster.FastRoles()
 	roles.NoSpiders = true
+	roles.DBWorker.PerHost, roles.DBWorker.FeedBatch = gatewayPerHost, gatewayFeedBatch
 	roles.Logger = slog.New(frontiertest.NewLogHandler(t, slog.LevelInfo))
 	c := cluster.Start(t, t.Context(), env, roles)
 	dir, addr := t.TempDir(), freePort(t)

@@ -13,6 +13,12 @@
 // stream as a spider does (frontierctl pause, block). The leases, delays, blocks and limits
 // are kept in spider.state_dir/urlfrontier-N (a Pebble database, synced writes), so a restart of the process
 // keeps them. A spider or a second gateway started for the same partition waits as a standby.
+//
+// The DB worker sizes a feed partition's batches for a spider (db_worker.per_host 4, feed_batch 8,192). A
+// gateway's clients keep each queue's politeness and the gateway holds what it is sent, so where every feed
+// partition is a gateway's, give the DB workers db_worker.per_host 64 and feed_batch 32,768: with 4, a
+// partition whose hosts each hold more than 4 queued URLs is read whole for every batch (BENCHMARKS.md,
+// URLFrontier service, the cluster loop).
 package main
 
 import "github.com/frontiercrawl/frontier/launch"
