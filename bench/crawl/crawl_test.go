@@ -73,7 +73,7 @@ func standaloneConfigFor(dir string, spiders, batch int) (standalone.Config, sta
 	if spiders > 0 {
 		e.Spiders, e.StrategyWorkers = spiders, spiders
 	}
-	e.StopWhenDone, e.QuietPeriod = true, time.Second
+	e.StopWhenDone, e.QuietPeriod = true, benchQuietPeriod
 	e.Codec = cfg.Codec
 	e.Spider, e.StrategyWorker, e.DBWorker = cfg.Spider, cfg.StrategyWorker, cfg.DBWorker
 	e.Spider.Delay = 0
@@ -86,6 +86,10 @@ func standaloneConfigFor(dir string, spiders, batch int) (standalone.Config, sta
 	id, err := cfg.Identity.New()
 	return e, id, err
 }
+
+// benchQuietPeriod is the standalone's quiet period in the benchmarks' crawls (standalone.Config.QuietPeriod):
+// the rates count up to the last response, not the quiet period after it.
+const benchQuietPeriod = time.Second
 
 // lastPage records when the last response was handled, so the rate is not diluted by the quiet period
 // that ends the crawl.

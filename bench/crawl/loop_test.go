@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/crawlstatus"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -32,6 +33,11 @@ type loopStats struct {
 	LongGaps int     `json:"long_gaps"`
 	// Timeline is "requests/hosts" for each second, for the log.
 	Timeline string `json:"timeline"`
+	// Long counts the requests whose answer took 100 ms or more (the large pages, streamed while the crawler
+	// parses them: its host gets nothing else meanwhile); LongEnd is when they ended, p50/p90/max, from the
+	// first request. A ramp whose hosts all wait on such a request shows as LongEnd near the ramp's end.
+	Long    int              `json:"long"`
+	LongEnd [3]time.Duration `json:"long_end"`
 }
 
 // measureLoop computes loopStats over a request log (in start order, as web.Site.Requests returns it).
@@ -68,6 +74,16 @@ func measureLoop(reqs []web.Request) loopStats {
 	slices.Sort(hs)
 	ls.ReqPerSec = [3]int{q(rs, 0.1), q(rs, 0.5), q(rs, 0.9)}
 	ls.HostsBusy = [3]int{q(hs, 0.1), q(hs, 0.5), q(hs, 0.9)}
+	var longEnd []time.Duration
+	for _, r := range reqs {
+		if !r.End.IsZero() && r.End.Sub(r.Start) >= 100*time.Millisecond {
+			longEnd = append(longEnd, r.End.Sub(t0))
+		}
+	}
+	if ls.Long = len(longEnd); ls.Long > 0 {
+		slices.Sort(longEnd)
+		ls.LongEnd = [3]time.Duration{longEnd[rank(len(longEnd), 0.5)], longEnd[rank(len(longEnd), 0.9)], longEnd[len(longEnd)-1]}
+	}
 	var gaps []time.Duration
 	var idle, span time.Duration
 	for _, rs := range byHost {
@@ -107,9 +123,10 @@ func rank(n int, f float64) int { return max(int(math.Ceil(f*float64(n)))-1, 0) 
 // String is the summary for the test log (the timeline apart).
 func (ls loopStats) String() string {
 	r := func(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
-	return fmt.Sprintf("%d s; requests/s p10/p50/p90 %d/%d/%d; hosts busy p10/p50/p90 %d/%d/%d; a host's idle gap p50/p90/p99 %s/%s/%s, %.0f%% of its span, %d gaps ≥ 50 ms",
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	return fmt.Sprintf("%d s; requests/s p10/p50/p90 %d/%d/%d; hosts busy p10/p50/p90 %d/%d/%d; a host's idle gap p50/p90/p99 %s/%s/%s, %.0f%% of its span, %d gaps ≥ 50 ms; %d answers took ≥ 100 ms, ended by p50/p90/max %s/%s/%s",
 		ls.Seconds, ls.ReqPerSec[0], ls.ReqPerSec[1], ls.ReqPerSec[2], ls.HostsBusy[0], ls.HostsBusy[1], ls.HostsBusy[2],
-		r(ls.Gap[0]), r(ls.Gap[1]), r(ls.Gap[2]), 100*ls.GapShare, ls.LongGaps)
+		r(ls.Gap[0]), r(ls.Gap[1]), r(ls.Gap[2]), 100*ls.GapShare, ls.LongGaps, ls.Long, ms(ls.LongEnd[0]), ms(ls.LongEnd[1]), ms(ls.LongEnd[2]))
 }
 
 // childLoop samples, in the Frontier child, what its own metrics say of the loop: once a second the first
@@ -121,6 +138,16 @@ type childLoop struct {
 	mu   sync.Mutex
 	tl   strings.Builder
 	prev [2]float64
+	// queued and feed are the crawl's queue rows and spider-feed lag at its last status (Deps.Progress, about
+	// once a second): URLs known but not sent, and sent but not reported.
+	queued, feed int64
+}
+
+// progress takes the crawl's status (standalone.Deps.Progress).
+func (c *childLoop) progress(s crawlstatus.Status) {
+	c.mu.Lock()
+	c.queued, c.feed = s.Totals.Queued, s.Totals.InFlight
+	c.mu.Unlock()
 }
 
 func newChildLoop() *childLoop { return &childLoop{reg: prometheus.NewRegistry()} }
@@ -162,7 +189,7 @@ func (c *childLoop) run(ctx context.Context) {
 			m := c.metrics()
 			b, s := value(m["frontier_dbworker_batches_total"]), value(m["frontier_dbworker_feed_requests_total"])
 			c.mu.Lock()
-			fmt.Fprintf(&c.tl, " %.0f/%.0f/%.0f", value(m["frontier_spider_pending"]), b-c.prev[0], s-c.prev[1])
+			fmt.Fprintf(&c.tl, " %.0f/%.0f/%.0f/%d/%d", value(m["frontier_spider_pending"]), b-c.prev[0], s-c.prev[1], c.queued, c.feed)
 			c.prev = [2]float64{b, s}
 			c.mu.Unlock()
 		}
@@ -188,7 +215,7 @@ func (c *childLoop) summary() string {
 	sl := schedLatency()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return fmt.Sprintf("goroutines' wait to run p50/p90/p99 ≤ %.3g/%.3g/%.3g ms; spider 0's discovery to fetch p50/p90/p99 ≤ %.3g/%.3g/%.3g s; batches %.0f; per second spider 0's open requests/batches/requests sent: %s",
+	return fmt.Sprintf("goroutines' wait to run p50/p90/p99 ≤ %.3g/%.3g/%.3g ms; spider 0's discovery to fetch p50/p90/p99 ≤ %.3g/%.3g/%.3g s; batches %.0f; per second spider 0's open requests/batches/requests sent/queued/feed lag: %s",
 		sl[0]*1e3, sl[1]*1e3, sl[2]*1e3, q[0], q[1], q[2], value(m["frontier_dbworker_batches_total"]), strings.TrimSpace(c.tl.String()))
 }
 
@@ -226,19 +253,23 @@ func TestMeasureLoop(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	reqs := []web.Request{
 		{Host: "a", Start: at(0), End: at(10)},
+		{Host: "c", Start: at(1), End: at(300)}, // long, ends at 300 ms
 		{Host: "b", Start: at(5), End: at(6)},
 		{Host: "a", Start: at(110), End: at(120)},   // 100 ms idle
 		{Host: "a", Start: at(1120), End: at(1130)}, // 1 s idle, second 1
 	}
 	ls := measureLoop(reqs)
-	if ls.Seconds != 2 || ls.Timeline != "3/2 1/1" {
-		t.Errorf("seconds %d, timeline %q; want 2, \"3/2 1/1\"", ls.Seconds, ls.Timeline)
+	if ls.Seconds != 2 || ls.Timeline != "4/3 1/1" {
+		t.Errorf("seconds %d, timeline %q; want 2, \"4/3 1/1\"", ls.Seconds, ls.Timeline)
+	}
+	if ls.Long != 1 || ls.LongEnd[2] != 300*time.Millisecond {
+		t.Errorf("long %d ending %v; want 1 ending at 300ms", ls.Long, ls.LongEnd)
 	}
 	if ls.Gap[0] != 100*time.Millisecond || ls.Gap[2] != time.Second || ls.LongGaps != 2 {
 		t.Errorf("gaps %v, long %d; want p50 100ms, p99 1s, 2 long", ls.Gap, ls.LongGaps)
 	}
-	// a's span 1,130 ms with 1,100 idle, b's 1 ms with none.
-	if want := 1.1 / 1.131; ls.GapShare < want-1e-9 || ls.GapShare > want+1e-9 {
+	// a's span 1,130 ms with 1,100 idle, b's 1 ms and c's 299 ms with none.
+	if want := 1.1 / 1.430; ls.GapShare < want-1e-9 || ls.GapShare > want+1e-9 {
 		t.Errorf("gap share %v, want %v", ls.GapShare, want)
 	}
 }

@@ -100,7 +100,10 @@ type crawlResult struct {
 	// pages trail (retries waiting out their back-off, late hosts) shows it here.
 	Quantiles [3]time.Duration
 	Loop      string // what the Frontier child's metrics said of its loop (childLoop)
-	Err       string
+	// Finish is how long the Frontier child's crawl ran on after its last response: the finish detection
+	// (standalone.Config.QuietPeriod and the progress checks) and the shutdown. Wall does not count it.
+	Finish time.Duration
+	Err    string
 }
 
 // arrivals notes when each response came, for crawlResult.Quantiles.
@@ -201,7 +204,9 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go cl.run(sctx)
-	sum, err := standalone.Run(ctx, cfg, standalone.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp, Registerer: cl.reg})
+	sum, err := standalone.Run(ctx, cfg, standalone.Deps{Seeds: spec.Seeds, Identity: id, Handler: lp, Registerer: cl.reg,
+		Progress: cl.progress})
+	ended := time.Now()
 	stop()
 	if err != nil {
 		return crawlResult{}, err
@@ -210,7 +215,7 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 		return crawlResult{}, fmt.Errorf("the crawl did not finish in %v", spec.Timeout)
 	}
 	return crawlResult{Responses: sum.Pages, Errors: sum.Errors, Wall: time.Duration(lp.last.Load() - start.UnixNano()),
-		Quantiles: lp.p.quantiles(), Loop: cl.summary()}, nil
+		Quantiles: lp.p.quantiles(), Loop: cl.summary(), Finish: ended.Sub(time.Unix(0, lp.last.Load()))}, nil
 }
 
 // childRun is one crawler's run as the parent measured it.
@@ -326,7 +331,8 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		t.Logf("timing web %s %s: at the servers: %s", name, what, r.web.Loop)
 		t.Logf("timing web %s %s: requests/hosts per second: %s", name, what, r.web.Loop.Timeline)
 		if r.res.Loop != "" {
-			t.Logf("timing web %s %s: in the crawler: %s", name, what, r.res.Loop)
+			t.Logf("timing web %s %s: in the crawler: %s; the crawl ended %v after its last response (quiet period %v, not in pages/s)",
+				name, what, r.res.Loop, r.res.Finish.Round(time.Millisecond), benchQuietPeriod)
 		}
 		if r.web.RobotsViolations != 0 {
 			t.Errorf("%s: %d robots.txt violations", crawler, r.web.RobotsViolations)
