@@ -25,8 +25,9 @@ import (
 // the loop takes to refill a host (a poll of the batch generator, the spider's report, the links role's read,
 // the feed's delivery): FlowConfig.Round, or the round measured when it is longer (measuredRound says why a
 // fixed one starves the fast hosts of a loaded machine). A host answering in 1 ms without delay gets hundreds of
-// requests; one at a 1 s delay two or three; a host not measured yet gets PerHost. outstanding counts the requests sent to the spider whose outcome the
-// spider log has not shown yet.
+// requests; one at a 1 s delay two or three; a host not measured yet gets PerHost, doubled each time it answered
+// all of them before the links role could time a gap between them (slowStart). outstanding counts the requests
+// sent to the spider whose outcome the spider log has not shown yet.
 //
 // The measurements are the spider log's own events (page_crawled, request_error), which the links role reads,
 // timed when it reads them: no field is added to the messages, so Frontera's spiders and workers interoperate
@@ -120,6 +121,7 @@ type hostFlow struct {
 	probe       bool      // the requests were sent with nothing outstanding: their first outcome times the round
 	gaps        float64   // seconds between outcomes while busy, summed (decayed past flowWindow)
 	n           float64   // the gaps summed
+	guess       int       // the depth while the interval is not measured (0: the flow's PerHost)
 }
 
 // interval is the host's measured time between outcomes, or 0 when not measured yet.
@@ -185,7 +187,23 @@ func (f *flow) depthLocked(h *hostFlow) int {
 	if iv := h.interval(); iv > 0 {
 		return depth(iv, f.roundLocked(), f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
 	}
+	if h.guess > 0 {
+		return h.guess
+	}
 	return f.perHost
+}
+
+// A host's depth before its interval is measured (the start of a crawl): PerHost, doubled each time the host
+// answered everything it was sent and the links role read those outcomes together, so that no gap between
+// them could be timed (the interval counts zero gaps as not measured: outcomes timed at their read). Such a
+// host answers faster than the loop reads: at PerHost it got four requests a round and waited out the rest of
+// each round, for as many rounds as its outcomes kept coming in one read (on a loaded machine, all the first
+// seconds of the fast web). A host whose answers take longer than a read gets its interval measured on its
+// first requests and is sized by it; the doubling stops there (or at MaxDepth).
+func (f *flow) slowStart(h *hostFlow) {
+	if h.outstanding == 0 && h.interval() == 0 && h.n > 0 {
+		h.guess = min(2*max(h.guess, f.perHost), f.cfg.MaxDepth)
+	}
 }
 
 // roundFactor bounds the measured round: at most this many times FlowConfig.Round.
@@ -298,6 +316,7 @@ func (f *flow) done(now time.Time, host string) {
 	f.addOut(h, -1)
 	h.last = now
 	h.busy = h.outstanding > 0
+	f.slowStart(h)
 }
 
 // sweep forgets, once a minute, the hosts with nothing outstanding for longer than Expire, so the map holds
@@ -406,12 +425,24 @@ func (w *Worker) outcomes(events []frontier.Message) {
 // since its last scan: rows become due (retries, revisits) and outstanding requests expire on their own.
 const flowRescan = time.Second
 
+// flowStarvedGap is how often a starved partition (flowStarved) may be scanned when something was read or
+// scheduled since its last scan.
+const flowStarvedGap = 5 * time.Millisecond
+
+// flowStarved is the outstanding count below which a partition's spider is close to idle: it holds fewer
+// requests than a thirty-second of a feed batch (256 at the default FeedBatch). At the start of a crawl, while
+// few URLs are known and every host gets PerHost, and at its end, the loop's round is the crawl's pace, and
+// half a round waited before each scan was a third of it or more; a spider that holds thousands (a slow web,
+// the steady state) is scanned at the half-round pace as before.
+func flowStarved(feedBatch int) int { return max(feedBatch/32, 1) }
+
 // flowDue reports whether partition p's next batch is worth a scan now. While the flow runs the lag no longer
 // gates the scans (see ready), so without this every poll and every wake would scan the queue past every
 // host that has no room (a scan of 1,000 hosts at a 1 s delay, 20 times a second, cost a fifth of the crawl's
 // CPU): a partition is scanned again right away when its last batch came back full; else at most once every
 // half round (Flow.Round/2, or half a poll interval if longer: every depth covers a round and a half), and only
-// if an outcome was read or an item scheduled since its last scan (or flowRescan passed).
+// if an outcome was read or an item scheduled since its last scan (or flowRescan passed). A starved partition
+// (flowStarved) is scanned on such an event without the half round's wait (flowStarvedGap apart).
 func (w *Worker) flowDue(p int, now time.Time) bool {
 	if w.flow == nil {
 		return true
@@ -428,7 +459,7 @@ func (w *Worker) flowDue(p int, now time.Time) bool {
 	}
 	since := now.Sub(pf.at)
 	if since < max(w.cfg.PollInterval, w.cfg.Flow.Round)/2 {
-		return false
+		return g != pf.gen && since >= flowStarvedGap && w.flow.outstandingIn(p) < flowStarved(w.cfg.FeedBatch)
 	}
 	return g != pf.gen || since >= flowRescan
 }

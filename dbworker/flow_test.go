@@ -165,6 +165,8 @@ func TestFlowDue(t *testing.T) {
 	w.flowOn.Store(true)
 	t0 := time.Unix(1000, 0)
 	poll := w.cfg.Flow.Round // the scans' spacing: half of it
+	// The spider holds far more than flowStarved: the half-round spacing rules (TestFlowDueStarved: the other case).
+	w.flow.sentTo(t0, 0, map[string]int{"busy.test": 10 * flowStarved(w.cfg.FeedBatch)})
 	steps := []struct {
 		name  string
 		at    time.Duration
@@ -196,6 +198,77 @@ func TestFlowDue(t *testing.T) {
 	w.flowOn.Store(false)
 	if !w.flowDue(0, t0.Add(poll+2*time.Millisecond)) {
 		t.Error("without the flow running every poll scans")
+	}
+}
+
+// TestFlowDueStarved: a partition whose spider holds fewer than flowStarved requests is scanned on an event
+// (an outcome read, an item scheduled) without waiting half a round, flowStarvedGap apart, and not without one.
+func TestFlowDueStarved(t *testing.T) {
+	w := &Worker{cfg: DefaultConfig(), flow: newFlow(DefaultFlowConfig(), 4)}
+	w.flowOn.Store(true)
+	t0 := time.Unix(1000, 0)
+	low := flowStarved(w.cfg.FeedBatch) - 1
+	w.flow.sentTo(t0, 0, map[string]int{"a.test": low})
+	if !w.flowDue(0, t0) {
+		t.Fatal("first scan: not due")
+	}
+	w.flowNexted(0, t0, false)
+	at := t0.Add(flowStarvedGap)
+	if w.flowDue(0, at) {
+		t.Fatal("starved, nothing read or scheduled: due")
+	}
+	w.flowTouch()
+	if w.flowDue(0, t0.Add(flowStarvedGap/2)) {
+		t.Fatal("starved, scheduled, within flowStarvedGap: due")
+	}
+	if !w.flowDue(0, at) {
+		t.Fatal("starved, scheduled: not due before half a round")
+	}
+	w.flowNexted(0, at, false)
+	w.flow.sentTo(at, 0, map[string]int{"b.test": 1}) // now at flowStarved: not starved
+	w.flowTouch()
+	if w.flowDue(0, at.Add(flowStarvedGap)) {
+		t.Error("at flowStarved outstanding, scheduled, within half a round: due")
+	}
+}
+
+// TestFlowSlowStart: a host whose outcomes the links role reads all at once (no gap timed, so no interval) gets
+// twice its depth each time it answered everything it was sent, up to MaxDepth; a host whose outcomes come
+// apart is sized by its interval, not the doubling.
+func TestFlowSlowStart(t *testing.T) {
+	cfg := DefaultFlowConfig()
+	f := newFlow(cfg, 4)
+	now := time.Unix(1000, 0)
+	want := 4
+	for round := range 10 {
+		c := f.caps(now)("fast")
+		if c != want {
+			t.Fatalf("round %d: cap %d, want %d", round, c, want)
+		}
+		f.sent(now, map[string]int{"fast": c})
+		now = now.Add(50 * time.Millisecond)
+		for range c { // read together: one time for all
+			f.done(now, "fast")
+		}
+		want = min(2*want, cfg.MaxDepth)
+	}
+	if d := f.depthOf("fast"); d != cfg.MaxDepth {
+		t.Errorf("depth after ten rounds %d, want MaxDepth %d", d, cfg.MaxDepth)
+	}
+	// One outcome of a round read apart from the others: the interval rules (the sizing rule, not the doubling).
+	f.sent(now, map[string]int{"slow": 4})
+	for i := range 4 {
+		f.done(now.Add(time.Duration(i+1)*time.Second), "slow")
+	}
+	if d := f.depthOf("slow"); d != 2 {
+		t.Errorf("a host answering once a second: depth %d, want 2", d)
+	}
+	// A host that answered only part of what it was sent keeps its depth.
+	f.sent(now, map[string]int{"part": 4})
+	f.done(now.Add(time.Millisecond), "part")
+	f.done(now.Add(time.Millisecond), "part")
+	if d := f.depthOf("part"); d != 4 {
+		t.Errorf("half answered: depth %d, want PerHost 4", d)
 	}
 }
 
