@@ -387,3 +387,31 @@ func TestFlowLoopSlowerThanRound(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFlowOutcome is the flow's cost per fetch outcome the links role reads (flow.done) and per request
+// a batch sends (flow.sentTo): 100 hosts sent 64 each, then answered, 8 outcomes to a read.
+func BenchmarkFlowOutcome(b *testing.B) {
+	f := newFlow(DefaultFlowConfig(), 4)
+	hosts := make([]string, 100)
+	per := map[string]int{}
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d.test", i)
+		per[hosts[i]] = 64
+	}
+	now := time.Unix(1000, 0)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		f.sentTo(now, 0, per)
+		for k := range 64 {
+			if k%8 == 0 {
+				now = now.Add(time.Millisecond)
+			}
+			for _, h := range hosts {
+				f.done(now, h)
+			}
+		}
+		n += 64 * len(hosts)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/outcome")
+}
