@@ -116,8 +116,7 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 			}
 			continue
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			if string(name) == "a" {
+			if rawTag(z.Raw(), 2) == "a" {
 				closeA()
 			}
 			continue
@@ -125,13 +124,13 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		default:
 			continue
 		}
-		name, hasAttr := z.TagName()
-		tag := string(name)
-		switch tag {
-		case "a", "area", "link", "frame", "iframe", "base", "meta":
-		default:
+		// The name is read from the raw token: TagName copies it (one allocation per tag), and most tags
+		// are not ours.
+		tag := rawTag(z.Raw(), 1)
+		if tag == "" {
 			continue
 		}
+		_, hasAttr := z.TagName()
 		var href, src, rel, metaName, content string
 		for hasAttr {
 			var k, v []byte
@@ -213,6 +212,54 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		out = append(out, frontier.Link{URL: s, Text: r.text, Rel: r.rel, NoFollow: r.nofollow || metaNoFollw, Tag: r.tag})
 	}
 	return out
+}
+
+// rawTag returns the name of the tag token whose unmodified text is raw ("<name ..." from 1, "</name ..." from
+// 2) when it is one Extract looks at (a, area, link, frame, iframe, base, meta), or "". It reads the name where
+// the tokenizer does (up to white space, '/' or '>') and compares it ASCII case-insensitively, as the
+// tokenizer lower-cases it; a name with a NUL (which TagName would replace) is none of these.
+func rawTag(raw []byte, from int) string {
+	if from > len(raw) {
+		return ""
+	}
+	end := from
+	for end < len(raw) && !strings.ContainsRune(" \n\r\t\f/>", rune(raw[end])) {
+		end++
+	}
+	name := raw[from:end]
+	var want string
+	switch len(name) {
+	case 1:
+		want = "a"
+	case 4:
+		switch name[0] | 0x20 {
+		case 'a':
+			want = "area"
+		case 'l':
+			want = "link"
+		case 'b':
+			want = "base"
+		case 'm':
+			want = "meta"
+		}
+	case 5:
+		want = "frame"
+	case 6:
+		want = "iframe"
+	}
+	if want == "" {
+		return ""
+	}
+	for i := range len(name) {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return ""
+		}
+	}
+	return want
 }
 
 // hasToken reports whether the space-separated list s contains tok (ASCII case-insensitive).

@@ -1,6 +1,7 @@
 package links
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/internal/cputime"
+	"golang.org/x/net/html"
 )
 
 func mustURL(t testing.TB, s string) *url.URL {
@@ -263,4 +265,41 @@ func TestFastResolveAgrees(t *testing.T) {
 			t.Errorf("fast path took %q", r)
 		}
 	}
+}
+
+
+// FuzzRawTag holds rawTag to the tokenizer's TagName: for every start, self-closing and end tag, rawTag of
+// the raw token is the lower-cased name when it is one Extract looks at, and "" otherwise.
+func FuzzRawTag(f *testing.F) {
+	f.Add([]byte(page))
+	f.Add([]byte("<A HREF=x>t</A ><aReA/><LiNk\trel=canonical><i\x00frame><iframe/><BASE\fhref=y></a\x00><meta\nname=robots><abbr></abbr><a"))
+	f.Add([]byte("<script></a><a href=z></script><textarea><a></TEXTAREA><frame></frameset><title><a></title>"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		z := html.NewTokenizer(bytes.NewReader(body))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				return
+			}
+			from := 1
+			switch tt {
+			case html.EndTagToken:
+				from = 2
+			case html.StartTagToken, html.SelfClosingTagToken:
+			default:
+				continue
+			}
+			got := rawTag(z.Raw(), from)
+			name, _ := z.TagName()
+			want := string(name)
+			switch want {
+			case "a", "area", "link", "frame", "iframe", "base", "meta":
+			default:
+				want = ""
+			}
+			if got != want {
+				t.Fatalf("raw %q: rawTag %q, TagName %q", z.Raw(), got, name)
+			}
+		}
+	})
 }
