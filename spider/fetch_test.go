@@ -22,6 +22,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/spider/links"
 )
 
 // runUntil runs a spider over urls until each has an outcome and returns the log records.
@@ -377,5 +378,54 @@ func TestRobotsUnavailableIsRetried(t *testing.T) {
 	defer mu.Unlock()
 	if robotsCalls != 2 {
 		t.Errorf("robots.txt fetched %d times, want 2", robotsCalls)
+	}
+}
+
+// BenchmarkFetchLoopback fetches pages through real net/http over loopback (a transport as the spider builds
+// it): a 15 MiB HTML page truncated at 8 MiB in stream mode (parsed and digested as it arrives, as on the
+// issue-21 fast web), and a small page read into memory and parsed afterwards. CPU is the process's, the
+// loopback server's share included.
+//
+//	go test -run XXX -bench BenchmarkFetchLoopback -benchtime 20x ./spider/
+func BenchmarkFetchLoopback(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		size int
+	}{{"body=15MiB/stream", 15 << 20}, {"body=8KiB/memory", 8 << 10}} {
+		b.Run(bc.name, func(b *testing.B) {
+			page := largeHTML(bc.size)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				_, _ = w.Write(page)
+			}))
+			defer srv.Close()
+			cfg := DefaultConfig()
+			tr := newTransport(cfg, Deps{})
+			defer tr.CloseIdleConnections()
+			f := newFetcher(cfg, tr, false)
+			f.budget, f.spillDir, f.streamLarge = newByteBudget(64<<20), b.TempDir(), true
+			u, _ := neturl.Parse(srv.URL + "/page")
+			var cpu time.Duration
+			var bytes int64
+			nLinks := 0
+			for b.Loop() {
+				c0 := cpuTime()
+				out, err := f.fetch(b.Context(), reqFor(u.String()), u, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !out.linksDone {
+					out.Links = links.Extract(u, out.Body, links.Options{MaxLinks: cfg.MaxLinksPerPage})
+				}
+				_ = out.contentDigest()
+				cpu += cpuTime() - c0
+				nLinks += len(out.Links)
+				bytes += out.WireBytes
+				out.releaseBody()
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "CPU-ms/page")
+			b.ReportMetric(float64(bytes)/1e6/cpu.Seconds(), "MB/CPU-s")
+			b.ReportMetric(float64(nLinks)/float64(b.N), "links/op")
+		})
 	}
 }
