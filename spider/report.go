@@ -102,7 +102,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 				continue
 			}
 			sent[d.Fingerprint] = true
-			r := &frontier.Request{URL: h.url, Meta: page.Meta.Clone()}
+			r := &frontier.Request{URL: h.url, Meta: slices.Clone(page.Meta)}
 			if fp, err := s.id.Fingerprint(h.url); err == nil {
 				r.SetMetaFingerprint(fp)
 			}
@@ -126,6 +126,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		fps := map[string]string{}             // host → domain fingerprint
 		var order []string
 		n := 0
+		var disc frontier.Value = discovered // boxed once for all the links
 		for _, l := range f.Links {
 			if l.NoFollow && s.cfg.HonourNoFollow {
 				continue
@@ -148,9 +149,9 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 				domains[host], fps[host] = dom, d.Fingerprint
 			}
 			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 3)}
-			lr.SetMetaFingerprint(fp)
+			lr.Meta.Set(frontier.MetaKeyFingerprint, hexBytes(fp)) // SetMetaFingerprint, in one allocation
 			lr.Meta.Set(frontier.MetaKeyDomain, dom)
-			lr.Meta.Set(MetaKeyDiscovered, discovered)
+			lr.Meta.Set(MetaKeyDiscovered, disc)
 			key := fps[host]
 			if _, ok := byHost[key]; !ok {
 				order = append(order, key)
@@ -229,9 +230,12 @@ func metaStrings(m frontier.Map, key string) []string {
 	return out
 }
 
-// reportedRequest is the request as reported: the feed request with the redirect chain in its meta.
+// reportedRequest is the request as reported: the feed request with the redirect chain in its meta. Its
+// meta is a copy of the entries, not of their values: the spider only sets entries of the copy (Map.Set, and
+// SetMetaDomain, which copies the domain map before changing it), never writes into a value, as the codec's
+// shared decoded values require anyway.
 func (s *Spider) reportedRequest(req *frontier.Request, hops []Hop, final string) *frontier.Request {
-	r := &frontier.Request{URL: req.URL, Method: req.Method, Headers: req.Headers, Cookies: req.Cookies, Meta: req.Meta.Clone(), Body: req.Body}
+	r := &frontier.Request{URL: req.URL, Method: req.Method, Headers: req.Headers, Cookies: req.Cookies, Meta: slices.Clone(req.Meta), Body: req.Body}
 	if len(hops) > 0 {
 		urls := make([]frontier.Value, 0, len(hops)+1)
 		fps := make([]frontier.Value, 0, len(hops)+1)
@@ -280,6 +284,13 @@ func domainKey(r *frontier.Request) []byte {
 		return nil
 	}
 	return []byte(d.Fingerprint)
+}
+
+// hexBytes is []byte(fp.Hex()) in one allocation.
+func hexBytes(fp frontier.Fingerprint) []byte {
+	b := make([]byte, hex.EncodedLen(len(fp)))
+	hex.Encode(b, fp)
+	return b
 }
 
 func (s *Spider) appendMsg(msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
