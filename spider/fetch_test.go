@@ -22,6 +22,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
 
@@ -409,7 +410,7 @@ func BenchmarkFetchLoopback(b *testing.B) {
 			var bytes int64
 			nLinks := 0
 			for b.Loop() {
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				out, err := f.fetch(b.Context(), reqFor(u.String()), u, nil, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -418,7 +419,7 @@ func BenchmarkFetchLoopback(b *testing.B) {
 					out.Links = links.Extract(u, out.Body, links.Options{MaxLinks: cfg.MaxLinksPerPage})
 				}
 				_ = out.contentDigest()
-				cpu += cpuTime() - c0
+				cpu += cputime.Process() - c0
 				nLinks += len(out.Links)
 				bytes += out.WireBytes
 				out.releaseBody()

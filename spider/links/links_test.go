@@ -267,7 +267,6 @@ func TestFastResolveAgrees(t *testing.T) {
 	}
 }
 
-
 // FuzzRawTag holds rawTag to the tokenizer's TagName: for every start, self-closing and end tag, rawTag of
 // the raw token is the lower-cased name when it is one Extract looks at, and "" otherwise.
 func FuzzRawTag(f *testing.F) {
