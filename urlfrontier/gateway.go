@@ -335,16 +335,16 @@ func (g *Gateway) fingerprint(crawl, u string) (frontier.Fingerprint, error) {
 	return frontier.Fingerprint(h.Sum(nil)), nil
 }
 
-// request builds the request a spider would report for a URL the feed did not bring: fingerprint, domain,
-// and the gateway's meta keys for crawl, queue and metadata.
-func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL) (*frontier.Request, error) {
+// request builds the request a spider would report for a URL the feed did not bring: fingerprint, domain
+// (dm, Gateway.domain's), and the gateway's meta keys for crawl, queue and metadata.
+func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domainMeta) (*frontier.Request, error) {
 	fp, err := g.fingerprint(crawl, info.URL)
 	if err != nil {
 		return nil, err
 	}
 	r := &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 6)}
 	r.SetMetaFingerprint(fp)
-	r.SetMetaDomain(g.id.Domain(pu))
+	r.Meta.Set(frontier.MetaKeyDomain, dm.meta)
 	if crawl != DefaultCrawl {
 		r.Meta.Set(MetaKeyCrawl, crawl)
 	}
@@ -438,65 +438,143 @@ func (g *Gateway) Put(ctx context.Context, puts []Put) ([]Status, error) {
 func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, error) {
 	out := make([]Status, len(puts))
 	pb := &publication{done: make(chan struct{})}
-	type dependent struct {
-		i int
-		p *publication
-	}
-	var deps []dependent
-	var localIdx []int
-	inCall := map[string]bool{}
-	now := time.Now().UnixMilli()
 	fail := func(err error) func() ([]Status, error) {
 		pb.err = err
 		g.forget(pb)
 		close(pb.done) // a later call waiting on a URL this one claimed answers it FAIL
 		return func() ([]Status, error) { return nil, err }
 	}
+	// Each URL is parsed once; its key names it in the store and in Gateway.recent.
+	type item struct {
+		crawl, key string
+		pu         *url.URL
+		held       bool
+		rec        record       // a known put's stored record, when held
+		earlier    *publication // a discovered URL another call is publishing
+		mine       bool         // a discovered URL this call publishes
+	}
+	items := make([]item, len(puts))
+	keys := make([][]byte, len(puts))
 	for i, p := range puts {
-		crawl, key, ok := g.resolve(p.Info)
+		crawl, key, pu, ok := g.resolveURL(p.Info)
 		if !ok {
 			out[i] = Skipped
 			continue
 		}
-		pu, err := url.Parse(p.Info.URL)
-		if err != nil || pu.Hostname() == "" {
-			g.log.Warn("put skipped: not an absolute URL", "url", p.Info.URL, "err", err)
+		items[i] = item{crawl: crawl, key: key, pu: pu}
+		keys[i] = urlKey(crawl, key, p.Info.URL)
+	}
+	// "Held already?" for the whole call, in key order with one iterator.
+	order, slot, uniq := sortKeys(keys)
+	held := make([]bool, len(uniq))
+	recs := make([]record, len(uniq))
+	known := make([]bool, len(uniq)) // a known put needs the record (its feed request)
+	for i, p := range puts {
+		if slot[i] >= 0 && p.Known {
+			known[slot[i]] = true
+		}
+	}
+	err := g.seekEach(uniq, func(j int, v []byte, ok bool) error {
+		if !ok {
+			return nil
+		}
+		held[j] = true
+		if !known[j] {
+			return nil
+		}
+		r, err := decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("%w (key %q)", err, uniq[j])
+		}
+		recs[j] = r
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	// A discovered URL is claimed by the first discovered put of it in the call (the others are SKIPPED),
+	// unless the store holds it; the claims are made in call order under one lock.
+	first := make([]bool, len(puts))
+	for j, i := range order {
+		if puts[i].Known {
+			continue
+		}
+		first[i] = true
+		for k := j - 1; k >= 0 && slot[order[k]] == slot[i]; k-- {
+			if !puts[order[k]].Known {
+				first[i] = false
+				break
+			}
+		}
+	}
+	g.mu.Lock()
+	for i, p := range puts {
+		if slot[i] < 0 {
+			continue
+		}
+		it := &items[i]
+		it.held = held[slot[i]]
+		if p.Known {
+			it.rec = recs[slot[i]]
+			continue
+		}
+		if it.held || !first[i] {
 			out[i] = Skipped
 			continue
 		}
-		rk := crawl + "\x00" + key + "\x00" + p.Info.URL
-		rec, held, err := g.lookup(crawl, key, p.Info.URL)
-		if err != nil {
-			return fail(err)
+		var claimed bool
+		if it.earlier, claimed = g.claimLocked(string(keys[i]), pb); claimed {
+			out[i] = Skipped
+			continue
+		}
+		it.mine = true
+	}
+	g.mu.Unlock()
+
+	type dependent struct {
+		i int
+		p *publication
+	}
+	var deps []dependent
+	var localIdx []int
+	now := time.Now().UnixMilli()
+	doms := map[domainKey]domainMeta{} // the call's hosts' domain meta, shared by their requests
+	var page struct {
+		crawl, src string
+		r          *frontier.Request
+	}
+	for i, p := range puts {
+		it := &items[i]
+		if slot[i] < 0 {
+			continue
 		}
 		if !p.Known {
-			if held || inCall[rk] {
-				out[i] = Skipped
+			if it.earlier != nil {
+				deps = append(deps, dependent{i, it.earlier})
+			}
+			if !it.mine {
 				continue
 			}
-			inCall[rk] = true
-			if earlier, ok := g.claim(rk, pb); ok {
-				if earlier != nil {
-					deps = append(deps, dependent{i, earlier})
-				}
-				out[i] = Skipped
-				continue
-			}
-			link, err := g.request(crawl, key, p.Info, pu)
+			dm := g.domain(doms, it.pu)
+			link, err := g.request(it.crawl, it.key, p.Info, it.pu, dm)
 			if err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
-				g.unclaim(rk, pb)
+				g.unclaim(string(keys[i]), pb)
 				out[i] = Skipped
 				continue
 			}
 			link.Meta.Set(spider.MetaKeyDiscovered, now)
 			var msg frontier.Message = &frontier.AddSeeds{Seeds: []*frontier.Request{link}}
 			if src := sourceOf(p.Info.Metadata); src != "" {
-				if page, err := g.sourceRequest(crawl, src); err == nil {
-					msg = &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{link}}
+				if page.r == nil || page.crawl != it.crawl || page.src != src {
+					page.crawl, page.src = it.crawl, src
+					page.r, _ = g.sourceRequest(it.crawl, src)
+				}
+				if page.r != nil {
+					msg = &frontier.LinksExtracted{Request: page.r, Links: []*frontier.Request{link}}
 				}
 			}
-			m, err := g.encode(link, msg)
+			m, err := g.encode(dm.fp, link, msg)
 			if err != nil {
 				return fail(err)
 			}
@@ -505,24 +583,27 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 			continue
 		}
 		var req *frontier.Request
-		if len(rec.src) > 0 {
-			if req, err = g.deps.Codec.DecodeRequest(rec.src); err != nil {
+		var key []byte
+		if it.held && len(it.rec.src) > 0 {
+			if req, err = g.deps.Codec.DecodeRequest(it.rec.src); err != nil {
 				g.log.Warn("stored feed request undecodable; reporting a new one", "url", p.Info.URL, "err", err)
 				req = nil
 			}
 		}
 		if req != nil {
 			if d, err := req.MetaDomain(); err != nil || d.Fingerprint == "" {
-				req.SetMetaDomain(g.id.Domain(pu)) // a feed request from a writer that left it out
+				req.SetMetaDomain(g.id.Domain(it.pu)) // a feed request from a writer that left it out
 			}
 		} else {
-			if req, err = g.request(crawl, key, p.Info, pu); err != nil {
+			dm := g.domain(doms, it.pu)
+			if req, err = g.request(it.crawl, it.key, p.Info, it.pu, dm); err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
 				out[i] = Skipped
 				continue
 			}
+			key = dm.fp
 		}
-		m, err := g.encode(req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
+		m, err := g.encode(key, req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
 		if err != nil {
 			return fail(err)
 		}
@@ -557,6 +638,55 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 		}
 		return out, nil
 	}
+}
+
+// resolveURL parses a put's URL once and returns its crawl and queue (the host when it names no key), false
+// with a log line when the URL is not absolute or the key or crawl ID cannot be held.
+func (g *Gateway) resolveURL(info URLInfo) (crawl, key string, pu *url.URL, ok bool) {
+	pu, err := url.Parse(info.URL)
+	if err != nil || pu.Hostname() == "" {
+		g.log.Warn("put skipped: not an absolute URL", "url", info.URL, "err", err)
+		return "", "", nil, false
+	}
+	crawl, key = NormCrawl(info.CrawlID), info.Key
+	if key == "" {
+		key = strings.ToLower(pu.Hostname())
+	}
+	if checkName("crawl ID", crawl) != nil || checkName("queue key", key) != nil {
+		g.log.Warn("put skipped: invalid key or crawl ID", "url", info.URL, "key", key, "crawl", crawl)
+		return "", "", nil, false
+	}
+	return crawl, key, pu, true
+}
+
+// domainKey is what a URL's domain meta depends on: its scheme and host (with the port).
+type domainKey struct{ scheme, host string }
+
+// domainMeta is a host's meta[b'domain'] value, shared by every request of a call to that host (never
+// written into: frontier.Request.SetMetaDomain clones a map it changes), and its domain fingerprint, the
+// spider-log key.
+type domainMeta struct {
+	meta frontier.Value
+	fp   []byte
+}
+
+// domain returns u's domain meta, computed once per call and host (doms); a URL with user info gets its own.
+func (g *Gateway) domain(doms map[domainKey]domainMeta, u *url.URL) domainMeta {
+	k := domainKey{u.Scheme, u.Host}
+	if u.User == nil {
+		if d, ok := doms[k]; ok {
+			return d
+		}
+	}
+	var tmp frontier.Request
+	d := g.id.Domain(u)
+	tmp.SetMetaDomain(d)
+	v, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
+	dm := domainMeta{meta: v, fp: []byte(d.Fingerprint)}
+	if u.User == nil {
+		doms[k] = dm
+	}
+	return dm
 }
 
 // GatewayPublishMax bounds the messages of one spider-log Send of the gateway: what the calls of every stream
@@ -776,13 +906,15 @@ func (g *Gateway) published(pb *publication) {
 	}
 }
 
-// encode encodes m keyed as a spider keys its reports: by the domain fingerprint of r's host.
-func (g *Gateway) encode(r *frontier.Request, m frontier.Message) (bus.Message, error) {
-	var key []byte
-	if d, err := r.MetaDomain(); err == nil && d.Fingerprint != "" {
-		key = []byte(d.Fingerprint)
-	} else if u, err := url.Parse(r.URL); err == nil {
-		key = []byte(g.id.Domain(u).Fingerprint)
+// encode encodes m keyed as a spider keys its reports: by the domain fingerprint of r's host (key, when the
+// caller has it already).
+func (g *Gateway) encode(key []byte, r *frontier.Request, m frontier.Message) (bus.Message, error) {
+	if key == nil {
+		if d, err := r.MetaDomain(); err == nil && d.Fingerprint != "" {
+			key = []byte(d.Fingerprint)
+		} else if u, err := url.Parse(r.URL); err == nil {
+			key = []byte(g.id.Domain(u).Fingerprint)
+		}
 	}
 	b, err := g.deps.Codec.EncodeMessage(m)
 	if err != nil {
@@ -791,11 +923,10 @@ func (g *Gateway) encode(r *frontier.Request, m frontier.Message) (bus.Message, 
 	return bus.Message{Key: key, Value: b}, nil
 }
 
-// claim reports whether the gateway published the discovered URL k already (earlier nil) or is publishing it
-// (earlier is that publication); if neither, it records that pb publishes it (ok false).
-func (g *Gateway) claim(k string, pb *publication) (earlier *publication, ok bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// claimLocked reports whether the gateway published the discovered URL k already (earlier nil) or is
+// publishing it (earlier is that publication); if neither, it records that pb publishes it (ok false). g.mu is
+// held.
+func (g *Gateway) claimLocked(k string, pb *publication) (earlier *publication, ok bool) {
 	if e, ok := g.recent[k]; ok {
 		return e, true
 	}

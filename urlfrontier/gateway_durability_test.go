@@ -1,7 +1,7 @@
 package urlfrontier
 
 import (
-	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,7 +9,6 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
-	"github.com/frontiercrawl/frontier/bus/membus"
 	"github.com/frontiercrawl/frontier/codec"
 )
 
@@ -24,73 +23,42 @@ func TestGatewayFeedCommitSurvivesCrash(t *testing.T) {
 		sync bool
 		want int
 	}{{true, 1}, {false, 0}} {
-		b, err := membus.New(membus.DefaultConfig(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
-		fs := vfs.NewCrashableMem()
-		open := func() (*Gateway, func()) {
-			cfg := DefaultGatewayConfig()
-			cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync, cfg.Partitions = "gw", fs, tc.sync, []int{0}
-			g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: b, Codec: codec.Msgpack{}})
+		t.Run(fmt.Sprintf("sync=%v", tc.sync), func(t *testing.T) {
+			fs := vfs.NewCrashableMem()
+			w := newGWTestFS(t, fs, tc.sync)
+			v, err := codec.Msgpack{}.EncodeRequest(&frontier.Request{URL: "http://crash.test/1", Method: "GET"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() { done <- g.Run(ctx) }()
-			return g, func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("gateway Run: %v", err)
+			if err := w.feed.Send(t.Context(), bus.Message{Value: v, Partition: 0}); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				lags, err := w.b.Lag(t.Context(), bus.SpiderFeed, bus.GroupSpiderFeed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lags[0] == 0 {
+					break
+				}
+				select {
+				case <-t.Context().Done():
+					t.Fatal("the feed message was never committed")
+				case <-time.After(5 * time.Millisecond):
 				}
 			}
-		}
-		g, stop := open()
-		feed, err := b.Producer(t.Context(), bus.SpiderFeed, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := codec.Msgpack{}.EncodeRequest(&frontier.Request{URL: "http://crash.test/1", Method: "GET"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := feed.Send(t.Context(), bus.Message{Value: v, Partition: 0}); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			lags, err := b.Lag(t.Context(), bus.SpiderFeed, bus.GroupSpiderFeed)
+			// The crash, right after the commit: the files as they were last synced.
+			crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+			w.stop()
+			w.fs = crashed
+			w.start()
+			got, err := w.g.Get(t.Context(), GetParams{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lags[0] == 0 {
-				break
+			if len(got) != tc.want {
+				t.Errorf("sync %v: after a crash past the feed commit, GetURLs handed out %v, want %d URL(s)", tc.sync, urlsOf(got), tc.want)
 			}
-			select {
-			case <-t.Context().Done():
-				t.Fatal("the feed message was never committed")
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-		// The crash, right after the commit: the files as they were last synced.
-		crashed := fs.CrashClone(vfs.CrashCloneCfg{})
-		stop()
-		g.Close()
-		fs = crashed
-
-		g, stop = open()
-		if err := g.SetDelay(t.Context(), "", "", 0); err != nil {
-			t.Fatal(err)
-		}
-		got, err := g.Get(t.Context(), GetParams{})
-		stop()
-		g.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != tc.want {
-			t.Errorf("sync %v: after a crash past the feed commit, GetURLs handed out %v, want %d URL(s)", tc.sync, urlsOf(got), tc.want)
-		}
+		})
 	}
 }

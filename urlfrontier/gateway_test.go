@@ -3,6 +3,7 @@ package urlfrontier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -29,9 +30,13 @@ type gwTest struct {
 	enc   codec.Msgpack
 	ctl   Control      // the gateway's run-time control state; nil: none
 	crawl *CrawlStores // the crawl's stores; nil: none
+	sync  bool         // the store's synced writes (StoreConfig.Sync)
 }
 
-func newGWTest(t *testing.T) *gwTest {
+func newGWTest(t *testing.T) *gwTest { return newGWTestFS(t, vfs.NewMem(), false) }
+
+// newGWTestFS is newGWTest with the store on fs, its writes synced or not.
+func newGWTestFS(t *testing.T, fs vfs.FS, sync bool) *gwTest {
 	t.Helper()
 	mcfg := membus.DefaultConfig()
 	mcfg.Groups[bus.SpiderLog] = append(mcfg.Groups[bus.SpiderLog], "test")
@@ -40,7 +45,7 @@ func newGWTest(t *testing.T) *gwTest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	w := &gwTest{t: t, b: b, fs: vfs.NewMem()}
+	w := &gwTest{t: t, b: b, fs: fs, sync: sync}
 	if w.logC, err = b.Consumer(t.Context(), bus.SpiderLog, "test", []int{0}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +65,7 @@ func newGWTest(t *testing.T) *gwTest {
 func (w *gwTest) start() {
 	t := w.t
 	cfg := DefaultGatewayConfig()
-	cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync = "gw", w.fs, false
+	cfg.Store.Dir, cfg.Store.FS, cfg.Store.Sync = "gw", w.fs, w.sync
 	cfg.Partitions = []int{0}
 	g, err := OpenGateway(t.Context(), cfg, GatewayDeps{Bus: w.b, Codec: w.enc, Control: w.ctl, Crawl: w.crawl})
 	if err != nil {
@@ -395,5 +400,58 @@ func TestGatewayPutInFlight(t *testing.T) {
 	gate.result <- nil
 	if r := <-again; r.err != nil || !slices.Equal(r.st, []Status{OK, Skipped}) {
 		t.Errorf("put again: %v, %v; want [OK SKIPPED]", r.st, r.err)
+	}
+}
+
+// TestGatewayPutMany: a call of more than seekMin URLs (read in key order with one iterator, their domain meta
+// built once per host) answers in call order: a repeat in the call SKIPPED, a URL the store holds SKIPPED,
+// a known put of it reported with the request the feed brought, each message keyed by its domain.
+func TestGatewayPutMany(t *testing.T) {
+	w := newGWTest(t)
+	const heldURL = "http://h0.test/held"
+	w.put(disc(heldURL))
+	seed := w.published(1)
+	w.loop(seed)
+	for {
+		st, err := w.g.Stats(t.Context(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size == 1 {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("the feed's request never arrived")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	var puts []Put
+	var want []Status
+	for i := range 20 {
+		u := fmt.Sprintf("http://h%d.test/%d", (i*3)%4, i)
+		puts = append(puts, disc(u))
+		want = append(want, OK)
+		if i%4 == 0 {
+			puts = append(puts, disc(u))
+			want = append(want, Skipped)
+		}
+	}
+	puts = append(puts, disc(heldURL), known(heldURL, 0))
+	want = append(want, Skipped, OK)
+	if st := w.put(puts...); !slices.Equal(st, want) {
+		t.Fatalf("statuses %v, want %v", st, want)
+	}
+	msgs := w.published(21)
+	for i, m := range msgs[:20] {
+		if u := m.(*frontier.AddSeeds).Seeds[0].URL; u != fmt.Sprintf("http://h%d.test/%d", (i*3)%4, i) {
+			t.Errorf("message %d is of %s", i, u)
+		}
+	}
+	pc := msgs[20].(*frontier.PageCrawled)
+	fp, _ := pc.Response.Request.MetaFingerprint()
+	want0, _ := seed[0].(*frontier.AddSeeds).Seeds[0].MetaFingerprint()
+	if pc.Response.URL != heldURL || !fp.Equal(want0) {
+		t.Errorf("page_crawled of %s (fingerprint %v), want %s's feed request (%v)", pc.Response.URL, fp, heldURL, want0)
 	}
 }

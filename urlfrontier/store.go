@@ -300,43 +300,134 @@ type pending struct {
 	exists bool
 }
 
-// Put implements Backend.
+// seekMin is the number of keys from which a batch's reads walk one iterator forward (Store.seekEach) instead
+// of making a Get each: a Get builds and tears down an iterator over every level for its one key, while one
+// iterator asked for keys in ascending order keeps its position between nearby keys.
+const seekMin = 16
+
+// seekEach calls f with every key of keys, which must be URL keys in ascending order, and the value stored at
+// it (ok false when none). The value is valid during f only. From seekMin keys on, one iterator walks forward
+// over them (SeekPrefixGE, so the tables' Bloom filters still answer for absent keys); below, a Get per key.
+// Reads take no lock, as lookup's.
+func (s *Store) seekEach(keys [][]byte, f func(i int, v []byte, ok bool) error) error {
+	if len(keys) < seekMin {
+		for i, k := range keys {
+			v, closer, err := s.db.Get(k)
+			if errors.Is(err, pebble.ErrNotFound) {
+				if err := f(i, nil, false); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			err = f(i, v, true)
+			closer.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pURL}, UpperBound: []byte{pURL + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for i, k := range keys {
+		if !it.SeekPrefixGE(k) || !bytes.Equal(it.Key(), k) {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			if err := f(i, nil, false); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if err := f(i, v, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortKeys orders the URL keys of a call for seekEach: order lists the indices i with keys[i] != nil by
+// key (equal keys in index order), and slot[i] numbers the distinct keys in that order (−1 for a nil key), so
+// uniq[slot[i]] is keys[i] once.
+func sortKeys(keys [][]byte) (order, slot []int, uniq [][]byte) {
+	order = make([]int, 0, len(keys))
+	for i, k := range keys {
+		if k != nil {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	slot = make([]int, len(keys))
+	for i := range slot {
+		slot[i] = -1
+	}
+	for j, i := range order {
+		if j == 0 || !bytes.Equal(keys[order[j-1]], keys[i]) {
+			uniq = append(uniq, keys[i])
+		}
+		slot[i] = len(uniq) - 1
+	}
+	return order, slot, uniq
+}
+
+// Put implements Backend. The call's URL records are read in key order with one iterator (seekEach), then
+// the puts are applied in call order.
 func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 	out := make([]Status, len(puts))
 	now := s.now()
 	nowMs, nowSec := now.UnixMilli(), now.Unix()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.db.NewBatch()
-	defer b.Close()
-	seen := make(map[string]*pending, len(puts))
-	type qref struct{ crawl, key string }
-	dirty := map[qref]*queueRecord{}
-	var buf []byte
+	type ref struct{ crawl, key string }
+	refs := make([]ref, len(puts))
+	keys := make([][]byte, len(puts))
 	for i, p := range puts {
 		crawl, key, ok := s.resolve(p.Info)
 		if !ok {
 			out[i] = Skipped
 			continue
 		}
-		uk := urlKey(crawl, key, p.Info.URL)
-		pd := seen[string(uk)]
-		if pd == nil {
-			pd = &pending{}
-			v, closer, err := s.db.Get(uk)
-			switch {
-			case err == nil:
-				pd.rec, err = decodeRecord(v)
-				closer.Close()
-				if err != nil {
-					return nil, fmt.Errorf("%w (url %q)", err, p.Info.URL)
-				}
-				pd.exists = true
-			case !errors.Is(err, pebble.ErrNotFound):
-				return nil, err
-			}
-			seen[string(uk)] = pd
+		refs[i] = ref{crawl, key}
+		keys[i] = urlKey(crawl, key, p.Info.URL)
+	}
+	_, slot, uniq := sortKeys(keys)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Under the lock: what this call reads must be what the writes before it left.
+	pds := make([]pending, len(uniq))
+	err := s.seekEach(uniq, func(j int, v []byte, ok bool) error {
+		if !ok {
+			return nil
 		}
+		r, err := decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("%w (key %q)", err, uniq[j])
+		}
+		pds[j] = pending{rec: r, exists: true}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	dirty := map[ref]*queueRecord{}
+	var buf []byte
+	for i, p := range puts {
+		if slot[i] < 0 {
+			continue
+		}
+		crawl, key := refs[i].crawl, refs[i].key
+		uk := keys[i]
+		pd := &pds[slot[i]]
 		if f := p.feed; f != nil && pd.exists {
 			old := &pd.rec
 			if old.part == f.part && old.off >= f.off {
@@ -360,7 +451,7 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		}
 		cs := s.crawl(crawl)
 		q, _ := cs.queue(key)
-		dirty[qref{crawl, key}] = q
+		dirty[ref{crawl, key}] = q
 		old := pd.rec
 		if pd.exists {
 			if !old.done() {
@@ -426,23 +517,6 @@ func (s *Store) resolve(info URLInfo) (crawl, key string, ok bool) {
 		return "", "", false
 	}
 	return crawl, key, true
-}
-
-// lookup returns the record of a URL and whether the store holds it.
-func (s *Store) lookup(crawl, key, u string) (record, bool, error) {
-	v, closer, err := s.db.Get(urlKey(crawl, key, u))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return record{}, false, nil
-	}
-	if err != nil {
-		return record{}, false, err
-	}
-	defer closer.Close()
-	r, err := decodeRecord(v)
-	if err != nil {
-		return record{}, false, fmt.Errorf("%w (url %q)", err, u)
-	}
-	return r, true, nil
 }
 
 // held returns how many URLs the store holds that are not done (queued or leased).

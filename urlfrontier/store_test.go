@@ -345,3 +345,50 @@ func FuzzDecodeRecord(f *testing.F) {
 		_, _ = decodeQueueRecord(b)
 	})
 }
+
+// TestPutManyKeyOrder: a call of more than seekMin URLs reads its records in key order with one iterator; the
+// statuses are still those of call order (a repeat in the call SKIPPED, a held URL SKIPPED, a known put of it
+// written, a known put before a discovered one of the same URL in one call).
+func TestPutManyKeyOrder(t *testing.T) {
+	s, _ := newTest(t)
+	var first []Put
+	var want []Status
+	for i := range 30 {
+		u := fmt.Sprintf("http://h%d.test/%d", (i*3)%4, i) // not in key order
+		first = append(first, disc(u))
+		want = append(want, OK)
+		if i%5 == 0 {
+			first = append(first, disc(u))
+			want = append(want, Skipped)
+		}
+	}
+	if st := put(t, s, first...); !slices.Equal(st, want) {
+		t.Fatalf("first call: %v, want %v", st, want)
+	}
+	var second []Put
+	want = want[:0]
+	for i := range 40 {
+		u := fmt.Sprintf("http://h%d.test/%d", (i*3)%4, i)
+		switch {
+		case i < 30 && i%3 == 0:
+			second = append(second, known(u, 0), disc(u))
+			want = append(want, OK, Skipped)
+		case i < 30:
+			second = append(second, disc(u))
+			want = append(want, Skipped)
+		default:
+			second = append(second, known(u, 0), disc(u))
+			want = append(want, OK, Skipped)
+		}
+	}
+	if st := put(t, s, second...); !slices.Equal(st, want) {
+		t.Fatalf("second call: %v, want %v", st, want)
+	}
+	st, err := s.Stats(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != 20 || st.Completed != 20 {
+		t.Errorf("Stats = %+v, want 20 queued (30 put, 10 done) and 20 done (10 of them never queued)", st)
+	}
+}
