@@ -2,7 +2,8 @@ package launch
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
+	"os"
 	"path/filepath"
 
 	"golang.org/x/sync/errgroup"
@@ -24,9 +25,9 @@ import (
 // strategy workers score it and its DB worker queues it.
 //
 // Without seeds the gateway owns every spider-feed partition and no spider runs. With seeds the standalone's
-// own spiders crawl them and the gateway owns the last spider-feed partition (standalone.spiders must be 2 or
-// more): one crawl, one URL-seen test, the hosts split between the spiders and the API's clients, which are
-// then remote spiders of the same crawl. --demo crawls its synthetic site to the end and checks it, so it keeps
+// own spiders crawl them and the gateway owns a spider-feed partition of its own beside theirs (recorded in
+// the crawl's manifest, so a resume keeps it): one crawl, one URL-seen test, the hosts split between the
+// spiders and the API's clients, which are then remote spiders of the same crawl. --demo crawls its synthetic site to the end and checks it, so it keeps
 // the API beside its crawl on a store of its own (serveBeside).
 func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error {
 	if env.Demo {
@@ -39,12 +40,12 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 	scfg := standaloneConfig(cfg)
 	scfg.StopWhenDone = false // a URLFrontier service runs until it is stopped
 	var gwParts []int         // nil: every partition
-	if env.Seeds != "" {
-		if scfg.Spiders < 2 {
-			return fmt.Errorf("--urlfrontier with --seeds: standalone.spiders is %d, want 2 or more (the spiders crawl the seeds "+
-				"on the first spider-feed partitions, the gateway owns the last one; e.g. --set standalone.spiders=2)", scfg.Spiders)
+	if n := recordedGatewayPartitions(scfg.DataDir); env.Seeds != "" || n > 0 {
+		// The gateway's own spider-feed partitions, beside the spiders' (one for a new crawl; a resumed crawl
+		// keeps what it was started with).
+		for p := range max(n, 1) {
+			gwParts = append(gwParts, scfg.Spiders+p)
 		}
-		gwParts = []int{scfg.Spiders - 1}
 	}
 	setMemoryLimit(scfg.Memory().GoLimit, env)
 	id, err := cfg.Identity.New()
@@ -95,6 +96,20 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		}
 	}
 	return err
+}
+
+// recordedGatewayPartitions is how many spider-feed partitions of its own the gateway of the crawl in dataDir
+// was started with (standalone.Manifest); 0 for a new crawl.
+func recordedGatewayPartitions(dataDir string) int {
+	b, err := os.ReadFile(filepath.Join(dataDir, standalone.ManifestFile))
+	if err != nil {
+		return 0
+	}
+	var m standalone.Manifest
+	if json.Unmarshal(b, &m) != nil {
+		return 0
+	}
+	return m.GatewayPartitions
 }
 
 // serveBeside serves the API over a Store of its own while the standalone's own crawl (crawl) runs: --demo,

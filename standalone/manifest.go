@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ManifestFile is the file in the data directory that records the crawl's Manifest.
@@ -26,6 +27,29 @@ type Manifest struct {
 	Codec            string `json:"codec"`
 	Spiders          int    `json:"spiders"`
 	StrategyWorkers  int    `json:"strategy_workers"`
+	// GatewayPartitions are the spider-feed partitions past the spiders' that a URLFrontier gateway owns
+	// (Deps.GatewayPartitions; standalone --urlfrontier --seeds), part of the feed's partition count.
+	GatewayPartitions int `json:"gateway_partitions,omitempty"`
+}
+
+// gatewayFeeds returns the crawl's manifest and its spider-feed partition count: cfg.Spiders and the
+// partitions past them that deps.GatewayPartitions names, the gateway's own, which must follow the spiders'
+// without a gap.
+func gatewayFeeds(cfg Config, deps Deps) (Manifest, int, error) {
+	m, feeds := cfg.manifest(), cfg.Spiders
+	if deps.Gateway == nil {
+		return m, feeds, nil
+	}
+	for _, p := range slices.Sorted(slices.Values(deps.GatewayPartitions)) {
+		if p > feeds {
+			return m, 0, fmt.Errorf("standalone: the gateway's spider-feed partition %d leaves partition %d without an owner", p, feeds)
+		}
+		if p == feeds {
+			feeds++
+		}
+	}
+	m.GatewayPartitions = feeds - cfg.Spiders
+	return m, feeds, nil
 }
 
 func (c Config) manifest() Manifest {
@@ -52,6 +76,10 @@ func (m Manifest) differences(want Manifest) []string {
 	str("codec", m.Codec, want.Codec)
 	num("standalone.spiders", m.Spiders, want.Spiders)
 	num("standalone.strategy_workers", m.StrategyWorkers, want.StrategyWorkers)
+	if m.GatewayPartitions != want.GatewayPartitions {
+		d = append(d, fmt.Sprintf("%d spider-feed partition(s) of a URLFrontier gateway's own beside the spiders' "+
+			"(this run asks for %d; standalone --urlfrontier with --seeds starts a crawl with one)", m.GatewayPartitions, want.GatewayPartitions))
+	}
 	return d
 }
 

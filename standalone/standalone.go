@@ -192,8 +192,10 @@ type Deps struct {
 	// not hold). A crawl may then start without a seed file.
 	Gateway func(ctx context.Context, b bus.Bus, states state.Store, pages metadata.Store) error
 	// GatewayPartitions are the spider-feed partitions Gateway owns; no spider is built for them, a spider
-	// runs for each of the others (the first of them injects Seeds). nil with Gateway set: every partition,
-	// and no spider runs (Seeds must then be empty).
+	// runs for each of the others (the first of them injects Seeds). Partitions from Config.Spiders on are
+	// the gateway's own, added to the feed beside the spiders' (standalone --urlfrontier --seeds gives it
+	// partition Config.Spiders), and recorded in the crawl's manifest. nil with Gateway set: every
+	// partition, and no spider runs (Seeds must then be empty).
 	GatewayPartitions []int
 }
 
@@ -240,10 +242,15 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	} else if deps.Gateway == nil && !exists(filepath.Join(cfg.DataDir, ManifestFile)) && !exists(pcfg.Dir) {
 		return Summary{}, fmt.Errorf("data directory %s holds no crawl to resume: give a seed file (--seeds FILE) to start one", absPath(cfg.DataDir))
 	}
-	resumed, err := checkManifest(cfg.DataDir, pcfg.Dir, cfg.manifest())
+	m, feeds, err := gatewayFeeds(cfg, deps)
 	if err != nil {
 		return Summary{}, err
 	}
+	resumed, err := checkManifest(cfg.DataDir, pcfg.Dir, m)
+	if err != nil {
+		return Summary{}, err
+	}
+	cfg.Spiders = feeds // from here on: every spider-feed partition, the gateway's own included (gatewayFeeds)
 	// One WAL orders every write below, so only the writes that something outside the database relies on
 	// need their own fsync: the spiders' (see bus/pebblebus, "Durability").
 	pcfg.DeferSync = true

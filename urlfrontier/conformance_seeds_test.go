@@ -17,11 +17,13 @@ import (
 	pb "github.com/frontiercrawl/frontier/urlfrontier/urlfrontierpb"
 )
 
-// TestConformanceWithSeeds runs `standalone --urlfrontier ADDR --seeds FILE` with two spider-feed partitions:
-// the standalone's spider crawls the seeds of the first partition's hosts, and the API serves the crawl's own
-// URLs of the last partition's hosts through the gateway (one crawl, one store): GetURLs hands out seeds the
-// client never put, only some of them (the spider has the others), and a link the client reports from one of
-// them comes back to it through the crawl's loop; GetURLStatus knows the spider's seeds from the crawl's states.
+// TestConformanceWithSeeds runs `standalone --urlfrontier ADDR --seeds FILE` with the default one spider: the
+// gateway gets a spider-feed partition of its own beside the spider's, the spider crawls the seeds of its
+// partition's hosts, and the API serves the crawl's own URLs of the gateway's partition's hosts (one crawl,
+// one store): GetURLs hands out seeds the client never put, only some of them (the spider has the others),
+// and a link the client reports from one of them comes back to it through the crawl's loop; GetURLStatus
+// knows the spider's seeds from the crawl's states. The crawl's manifest records the gateway's partition: a
+// resume without the gateway is refused.
 func TestConformanceWithSeeds(t *testing.T) {
 	if os.Getenv("FRONTIER_URLFRONTIER_ADDR") != "" {
 		t.Skip("starts a standalone of its own")
@@ -40,13 +42,20 @@ func TestConformanceWithSeeds(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- launch.Run(ctx, "standalone", []string{"--config", "../configs/standalone.yaml", "--set", "metrics.addr=127.0.0.1:0",
-			"--set", "standalone.data_dir=" + filepath.Join(dir, "data"), "--set", "log.level=warn", "--set", "standalone.spiders=2",
+			"--set", "standalone.data_dir=" + filepath.Join(dir, "data"), "--set", "log.level=warn",
 			"--urlfrontier", addr, "--seeds", seedFile})
 	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("standalone: %v", err)
+			return
+		}
+		// Without --urlfrontier nothing would own the gateway's partition: refused, naming it.
+		err := launch.Run(context.Background(), "standalone", []string{"--config", "../configs/standalone.yaml", "--set", "metrics.addr=127.0.0.1:0",
+			"--set", "standalone.data_dir=" + filepath.Join(dir, "data"), "--set", "log.level=warn"})
+		if err == nil || !strings.Contains(err.Error(), "URLFrontier gateway") {
+			t.Errorf("a resume without the gateway: %v, want it refused for the gateway's partition", err)
 		}
 	}()
 	c := dial(t, addr)

@@ -19,7 +19,7 @@
 //
 // `standalone --urlfrontier ADDR` runs a Gateway over the standalone's own streams and stores: without seeds
 // it owns every feed partition and no spider runs; with seeds the standalone's spiders crawl them and the
-// gateway owns the last feed partition (one crawl, its hosts split between the spiders and the API's
+// gateway owns a feed partition of its own beside theirs (one crawl, its hosts split between the spiders and the API's
 // clients). On the cluster cmd/urlfrontier runs the Gateway of one feed partition in place of its spider.
 // Either way a discovered URL goes round the crawl's loop (the strategy worker's URL-seen test and scope, the
 // DB worker's queue) before GetURLs hands it out, and a known put is the page_crawled a spider would send; a
