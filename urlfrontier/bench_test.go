@@ -233,7 +233,7 @@ func BenchmarkStandalonePut(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				t0, c0 := time.Now(), cpuTime()
+				t0, c0 := time.Now(), cputime.Process()
 				var wg sync.WaitGroup
 				errs := make([]error, 2)
 				for s := range 2 {
@@ -241,7 +241,7 @@ func BenchmarkStandalonePut(b *testing.B) {
 				}
 				wg.Wait()
 				wall += time.Since(t0)
-				cpu += cpuTime() - c0
+				cpu += cputime.Process() - c0
 				b.StopTimer()
 				if err := errors.Join(errs...); err != nil {
 					b.Fatal(err)
