@@ -291,7 +291,7 @@ func (s *jsonScanner) arrayNext(what string) (more bool, err error) {
 }
 
 // typed reads one [type, value] pair. For a dict key (isKey), the bytes keys Frontera uses come from
-// internedKeys, as in the msgpack decoder.
+// internedKey, as in the msgpack decoder.
 func (s *jsonScanner) typed(depth int, isKey bool) (frontier.Value, error) {
 	if depth > MaxDepth {
 		return nil, s.errf(ErrMalformed, "nesting deeper than %d", MaxDepth)
@@ -326,7 +326,7 @@ func (s *jsonScanner) typed(depth int, isKey bool) (frontier.Value, error) {
 			return nil, err
 		}
 		if isKey {
-			if k, ok := internedKeys[string(p)]; ok {
+			if k, ok := internedKey(p); ok {
 				v = k
 				break
 			}
