@@ -45,6 +45,10 @@ func (d *MetaDomain) fields() [7]*string {
 	return [7]*string{&d.Netloc, &d.Name, &d.Scheme, &d.SLD, &d.TLD, &d.Subdomain, &d.Fingerprint}
 }
 
+// MetaDomainName is MetaDomain().Name, "" where the meta has no domain or MetaDomain fails, converting no other
+// field: Hostname without the fallback to the URL.
+func (r *Request) MetaDomainName() string { return r.metaDomainName() }
+
 // metaDomainName is MetaDomain().Name ("" where MetaDomain fails) for Hostname, which runs several times for
 // every URL a strategy worker handles: it converts only the name, not the six other strings (issue 21, item 4).
 func (r *Request) metaDomainName() string {

@@ -495,7 +495,11 @@ type batchContext struct {
 	// hosts and urls keep what Hostname and url.Parse give for each request, asked for by the worker, the scope
 	// and the strategy several times per URL.
 	hosts map[*frontier.Request]string
-	urls  map[*frontier.Request]parsedURL
+	// lastDomain and lastDomainLen identify the domain map host read lastHost from.
+	lastDomain    *frontier.Entry
+	lastDomainLen int
+	lastHost      string
+	urls          map[*frontier.Request]parsedURL
 	// The batch's states: idx maps string(fingerprint) to the index of the fingerprint in order and of its
 	// state in entries, so that reading or changing a state converts no fingerprint to a string (a map
 	// assignment would) and allocates nothing per URL beyond its first sight.
@@ -521,12 +525,25 @@ func (c *batchContext) loadedState(r *frontier.Request) frontier.State {
 	return frontier.NotCrawled
 }
 
-// host is r.Hostname(), worked out once per request and batch.
+// host is r.Hostname(), worked out once per request and batch. Requests that carry the very same domain map
+// (the codec gives every link of a links_extracted, and usually its page, one shared map) share the name read
+// from it, instead of each scanning the map and converting the name again.
 func (c *batchContext) host(r *frontier.Request) string {
 	if h, ok := c.hosts[r]; ok {
 		return h
 	}
-	h := r.Hostname()
+	dom, _ := r.Meta.Get(frontier.MetaKeyDomain)
+	m, _ := dom.(frontier.Map)
+	if len(m) > 0 && &m[0] == c.lastDomain && len(m) == c.lastDomainLen {
+		c.hosts[r] = c.lastHost
+		return c.lastHost
+	}
+	h := r.MetaDomainName()
+	if h != "" {
+		c.lastDomain, c.lastDomainLen, c.lastHost = &m[0], len(m), h
+	} else {
+		h = r.Hostname() // no usable domain meta: from the URL
+	}
 	c.hosts[r] = h
 	return h
 }
