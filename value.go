@@ -1,7 +1,5 @@
 package frontier
 
-import "bytes"
-
 // Value is a dynamic value as msgpack (and so Frontera) sees it. Its dynamic type is one of:
 //
 //	nil
@@ -72,37 +70,82 @@ func (m *Map) Delete(name string) {
 	}
 }
 
-// Clone returns a deep copy of m.
+// Clone returns a deep copy of m's values: maps, lists and bytes are copied (the bytes of all of them into one
+// allocation, each slice capped so an append reallocates). Keys are shared: they are read-only (the codecs
+// intern them, and Set never changes one).
 func (m Map) Clone() Map {
 	if m == nil {
 		return nil
 	}
-	out := make(Map, len(m))
-	for i, e := range m {
-		out[i] = Entry{Key: CloneValue(e.Key), Value: CloneValue(e.Value)}
-	}
-	return out
+	c := cloner{buf: make([]byte, 0, binBytes(m))}
+	return c.cloneMap(m)
 }
 
-// CloneValue deep-copies a Value.
+// CloneValue deep-copies a Value (as Clone copies a map's values).
 func CloneValue(v Value) Value {
+	c := cloner{buf: make([]byte, 0, binBytes(v))}
+	return c.clone(v)
+}
+
+// binBytes is the length of all the []byte values in v, map keys aside.
+func binBytes(v Value) int {
+	n := 0
 	switch v := v.(type) {
 	case []byte:
-		return bytes.Clone(v)
+		n = len(v)
+	case []Value:
+		for _, x := range v {
+			n += binBytes(x)
+		}
+	case Tuple:
+		for _, x := range v {
+			n += binBytes(x)
+		}
+	case Map:
+		for _, e := range v {
+			n += binBytes(e.Value)
+		}
+	}
+	return n
+}
+
+// cloner copies the bytes of the values it clones into buf, sized beforehand by binBytes.
+type cloner struct{ buf []byte }
+
+func (c *cloner) clone(v Value) Value {
+	switch v := v.(type) {
+	case []byte:
+		if v == nil {
+			return v
+		}
+		l := len(c.buf)
+		c.buf = append(c.buf, v...)
+		return c.buf[l:len(c.buf):len(c.buf)]
 	case []Value:
 		out := make([]Value, len(v))
 		for i, x := range v {
-			out[i] = CloneValue(x)
+			out[i] = c.clone(x)
 		}
 		return out
 	case Tuple:
 		out := make(Tuple, len(v))
 		for i, x := range v {
-			out[i] = CloneValue(x)
+			out[i] = c.clone(x)
 		}
 		return out
 	case Map:
-		return v.Clone()
+		if v == nil {
+			return v
+		}
+		return c.cloneMap(v)
 	}
 	return v
+}
+
+func (c *cloner) cloneMap(m Map) Map {
+	out := make(Map, len(m))
+	for i, e := range m {
+		out[i] = Entry{Key: e.Key, Value: c.clone(e.Value)}
+	}
+	return out
 }
