@@ -65,7 +65,10 @@
 //     crash and costs no scan.
 //   - Acknowledged rows leave deletion tombstones at the head of a partition until compaction drops them;
 //     Next remembers per partition where the first live row was (lowered by every write before it) and
-//     starts its scan there, so it does not wade through them.
+//     starts its scan there, so it does not wade through them. The same holds at the head of every host's
+//     group (the rows taken from that host): Next remembers where each of its seeks past a group landed and
+//     the next Next seeks straight there unless a row was written in between (skipMemo in queue.go), which
+//     halves Next's CPU on the fast web's shape (BenchmarkQueueNextTombstones).
 //   - An in-memory Bloom filter over the fingerprints ever indexed (rebuilt at Open from the i keys) lets
 //     Schedule skip the index read for a URL that was never queued, the common case.
 //   - Writes that read before they write (Schedule, Ack, the w→q move in Next, Domains.Add) hold one mutex per
@@ -88,8 +91,9 @@
 // "URLFrontier service": a 16 MiB memtable instead of 8 MiB took a quarter off the gateway's CPU per URL).
 // States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward; Pages.Put and Queue.Ack
 // do the same from 16 keys (seek.go), since a Get builds an iterator over every level for its one key, and
-// Pages.Put does not rewrite a record its merge leaves unchanged (a link seen again).
-// Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext, BenchmarkPagesPut (flags -bench.stored,
+// Pages.Put does not rewrite a record its merge leaves unchanged (a link seen again). Pages.Put's iterator
+// seeks by prefix, so that the tables' Bloom filters answer for the new links no table holds.
+// Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext, BenchmarkQueueNextTombstones, BenchmarkPagesPut (flags -bench.stored,
 // -bench.rows, -bench.sync after the package path); figures in bench/results/stores.md.
 //
 // It imports frontier, state, queue, metadata, Pebble and the standard library.

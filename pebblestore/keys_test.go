@@ -2,12 +2,16 @@ package pebblestore
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/metadata"
+	"github.com/frontiercrawl/frontier/queue"
 	"github.com/frontiercrawl/frontier/state"
 )
 
@@ -118,4 +122,83 @@ func FuzzDecodePage(f *testing.F) {
 			t.Fatalf("re-encoded page does not decode: %v", err)
 		}
 	})
+}
+
+// TestNextSkipMemoMatchesFreshScan drives one partition through rounds of the crawl's pattern (schedule, Next
+// with per-host caps that make it seek past groups, Ack of part of the batch, rows scheduled again, new hosts
+// whose groups sort between the known ones) and checks that every Next that seeks with the memo of the last
+// one returns what a Next without a memo returns on the same rows.
+func TestNextSkipMemoMatchesFreshScan(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.FS, cfg.Sync, cfg.CacheBytes, cfg.Bloom = "db", vfs.NewMem(), false, 8<<20, state.BloomConfig{}
+	db, err := Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, ctx := db.Queue(), t.Context()
+	rng := rand.New(rand.NewPCG(7, 21))
+	scores := []float64{0.9, 0.5, 0.2}
+	var known []queue.Item
+	next := 0
+	item := func(host string) queue.Item {
+		next++
+		return queue.Item{Partition: 0, Host: host, Fingerprint: frontier.Fingerprint(fmt.Appendf(nil, "fp%06d", rng.IntN(1_000_000))),
+			Score: scores[rng.IntN(len(scores))], Request: fmt.Appendf(nil, "req %d", next)}
+	}
+	taken, jumps := 0, 0
+	for round := range 80 {
+		var batch []queue.Item
+		hosts := 4 + round/4 // new hosts join as the crawl goes on; "h%03d" of a later one sorts between earlier ones
+		for range 1 + rng.IntN(12) {
+			batch = append(batch, item(fmt.Sprintf("h%03d", (rng.IntN(hosts)*37)%101)))
+		}
+		for range rng.IntN(3) { // scheduled again: another score, another request
+			if len(known) > 0 {
+				it := known[rng.IntN(len(known))]
+				it.Score, it.Request = scores[rng.IntN(len(scores))], fmt.Appendf(nil, "again %d", round)
+				batch = append(batch, it)
+			}
+		}
+		if err := q.Schedule(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		known = append(known, batch...)
+		if round%17 == 16 {
+			if err := db.Pebble().Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lim := queue.Limits{Max: 3 + rng.IntN(8), PerHost: 1 + rng.IntN(2), MinHosts: 2}
+		got, err := q.Next(ctx, 0, 1, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.mu.Lock()
+		delete(q.skips, 0)
+		q.mu.Unlock()
+		want, err := q.Next(ctx, 0, 1, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.mu.Lock()
+		jumps += len(q.skips[0].jump)
+		q.mu.Unlock()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("round %d: Next with the memo differs from a fresh scan (-fresh +memo):\n%s", round, diff)
+		}
+		var acks []queue.Item
+		for _, it := range want {
+			if rng.IntN(5) > 0 { // the rest stays, as a batch's blocked hosts do
+				acks = append(acks, it)
+			}
+		}
+		if err := q.Ack(ctx, acks); err != nil {
+			t.Fatal(err)
+		}
+		taken += len(acks)
+	}
+	if taken < 200 || jumps < 100 {
+		t.Fatalf("%d rows taken, %d seeks past a group: the test does not exercise the memo", taken, jumps)
+	}
 }

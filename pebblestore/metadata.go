@@ -69,7 +69,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(pages[a].Fingerprint, pages[b].Fingerprint) })
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	look, done, err := p.d.seeker(pfxPage, len(idx))
+	look, done, err := p.d.seeker(pfxPage, len(idx), true)
 	if err != nil {
 		return fmt.Errorf("pebblestore: page put: %w", err)
 	}

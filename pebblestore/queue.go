@@ -32,8 +32,26 @@ type Queue struct {
 	// row written since its iterator's snapshot (written, recorded while a Next runs). Guarded by mu.
 	start   map[int][]byte
 	written map[int]*[]byte
-	nextMu  map[int]*sync.Mutex // one Next per partition at a time
+	// skips is, per partition, where the last Next's seeks past a host's group landed (skipMemo). Guarded by
+	// mu.
+	skips  map[int]*skipMemo
+	nextMu map[int]*sync.Mutex // one Next per partition at a time
 }
+
+// skipMemo lets Next seek past a host's group straight to the next live row instead of wading again through the
+// deletion tombstones at the head of the next group (the rows taken from that host in earlier batches, until
+// compaction drops them): jump maps the key a seek past a group asked for (hostSkip) to the first key the seek
+// found in that Next's snapshot (nil: none before the partition's end), and writes lists the q keys written
+// since that snapshot. A jump stays exact as long as no row was written between its two keys: deletions only
+// remove rows, so the first live row at or after the asked key is still the first at or after the found one.
+type skipMemo struct {
+	jump   map[string][]byte
+	writes [][]byte
+	full   bool // more writes than maxSkipWrites: the jumps are not used
+}
+
+// maxSkipWrites bounds the writes a skipMemo records; past it the next Next seeks as if it had no memo.
+const maxSkipWrites = 1 << 14
 
 var _ queue.Queue = (*Queue)(nil)
 
@@ -42,7 +60,8 @@ var ErrPartitionRange = fmt.Errorf("pebblestore: partition outside [0, %d]", uin
 
 func openQueue(d *DB) (*Queue, error) {
 	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64),
-		start: make(map[int][]byte), written: make(map[int]*[]byte), nextMu: make(map[int]*sync.Mutex)}
+		start: make(map[int][]byte), written: make(map[int]*[]byte), skips: make(map[int]*skipMemo),
+		nextMu: make(map[int]*sync.Mutex)}
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxCount}, UpperBound: []byte{pfxCount + 1}})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
@@ -261,6 +280,28 @@ func (q *Queue) lowerStart(p int, key []byte) {
 	if w := q.written[p]; w != nil && (*w == nil || bytes.Compare(key, *w) < 0) {
 		*w = key
 	}
+	if m := q.skips[p]; m != nil && !m.full {
+		if len(m.writes) < maxSkipWrites {
+			m.writes = append(m.writes, key)
+		} else {
+			m.full, m.writes = true, nil
+		}
+	}
+}
+
+// jumpTarget returns where the seek past a group that asks for s may go instead (see skipMemo): the key found
+// by the last Next, or nil with end true when that Next found nothing after s. ok is false when the memo holds
+// nothing usable for s. writes is sorted.
+func jumpTarget(jump map[string][]byte, writes [][]byte, s []byte) (target []byte, end, ok bool) {
+	t, found := jump[string(s)]
+	if !found {
+		return nil, false, false
+	}
+	i, _ := slices.BinarySearchFunc(writes, s, bytes.Compare)
+	if i < len(writes) && (t == nil || bytes.Compare(writes[i], t) < 0) {
+		return nil, false, false // a row written since may lie between
+	}
+	return t, t == nil, true
 }
 
 func (q *Queue) hasRows(lo, hi []byte) bool {
@@ -300,17 +341,31 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	defer nmu.Unlock()
 	q.mu.Lock()
 	lo := q.start[partition]
-	var written []byte
-	q.written[partition] = &written
-	q.mu.Unlock()
 	if lo == nil {
 		lo = prefix
 	}
-	// Every write from here on is either in the iterator's snapshot or recorded in written.
+	var written []byte
+	q.written[partition] = &written
+	var jump map[string][]byte
+	var writes [][]byte
+	if old := q.skips[partition]; old != nil && !old.full {
+		jump, writes = old.jump, old.writes
+	}
+	memo := &skipMemo{}
+	q.skips[partition] = memo
+	// The snapshot is taken under mu: every write after it is recorded in written and in memo.writes, and every
+	// write before it (since the last Next's snapshot) is in writes.
 	it, err := q.d.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: end})
+	q.mu.Unlock()
 	if err != nil {
+		q.mu.Lock()
+		delete(q.written, partition)
+		delete(q.skips, partition)
+		q.mu.Unlock()
 		return nil, fmt.Errorf("pebblestore: next: %w", err)
 	}
+	slices.SortFunc(writes, bytes.Compare)
+	jumped := make(map[string][]byte, len(jump))
 	firstLive := end
 	defer func() {
 		q.mu.Lock()
@@ -319,6 +374,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		}
 		q.start[partition] = firstLive
 		delete(q.written, partition)
+		memo.jump = jumped
 		q.mu.Unlock()
 	}()
 	p := queue.NewPicker(lim)
@@ -335,7 +391,21 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 			return nil, errors.Join(err, it.Close())
 		}
 		if !p.Wants(string(host)) {
-			ok = it.SeekGE(hostSkip(k, sep))
+			s := hostSkip(k, sep)
+			t, atEnd, found := jumpTarget(jump, writes, s)
+			switch {
+			case !found:
+				ok = it.SeekGE(s)
+			case atEnd:
+				ok = false
+			default:
+				ok = it.SeekGE(t)
+			}
+			if ok {
+				jumped[string(s)] = bytes.Clone(it.Key())
+			} else if it.Error() == nil {
+				jumped[string(s)] = nil
+			}
 			continue
 		}
 		raw, err := it.ValueAndErr()
@@ -393,7 +463,7 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 		key  []byte
 	}
 	rows := make([]row, 0, len(idx))
-	look, done, err := q.d.seeker(pfxIndex, len(idx))
+	look, done, err := q.d.seeker(pfxIndex, len(idx), false)
 	if err != nil {
 		return err
 	}
@@ -434,7 +504,7 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 		it := &items[r.item]
 		if len(it.Request) > 0 {
 			if look2 == nil {
-				if look2, done, err = q.d.seekerRange([]byte{pfxReady}, []byte{pfxDelayed + 1}, len(rows)); err != nil {
+				if look2, done, err = q.d.seekerRange([]byte{pfxReady}, []byte{pfxDelayed + 1}, len(rows), false); err != nil {
 					return err
 				}
 				defer func() { done() }()

@@ -15,15 +15,21 @@ import (
 const seekMin = 16
 
 // seeker is seekerRange over the keys of one table prefix.
-func (d *DB) seeker(prefix byte, n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
-	return d.seekerRange([]byte{prefix}, []byte{prefix + 1}, n)
+func (d *DB) seeker(prefix byte, n int, mostlyAbsent bool) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
+	return d.seekerRange([]byte{prefix}, []byte{prefix + 1}, n, mostlyAbsent)
 }
 
 // seekerRange returns look, which reads the value stored at a key in [lo, hi), and done, which releases what
 // look holds (call it once, after the last look). The keys must be asked in ascending order; a value is valid
 // until the next call of look or done. n is about how many keys will be asked: below seekMin, look makes a
 // Get per key.
-func (d *DB) seekerRange(lo, hi []byte, n int) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
+//
+// With mostlyAbsent (most keys asked are in no table: new links), the iterator seeks with SeekPrefixGE (the
+// whole key is the prefix with Pebble's default comparer), so, as a Get does, it asks each table's Bloom
+// filter first and skips a table that cannot hold the key instead of reading its index and data blocks
+// (BenchmarkPagesPut). Keys that are stored (Ack's index entries and rows) gain nothing from the filters and
+// seek with SeekGE (BenchmarkQueueNextTombstones, ack-cpu-ns/row).
+func (d *DB) seekerRange(lo, hi []byte, n int, mostlyAbsent bool) (look func(key []byte) ([]byte, bool, error), done func(), err error) {
 	if n < seekMin {
 		var closer io.Closer
 		release := func() {
@@ -50,7 +56,13 @@ func (d *DB) seekerRange(lo, hi []byte, n int) (look func(key []byte) ([]byte, b
 		return nil, nil, err
 	}
 	return func(key []byte) ([]byte, bool, error) {
-			if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			var ok bool
+			if mostlyAbsent {
+				ok = it.SeekPrefixGE(key)
+			} else {
+				ok = it.SeekGE(key)
+			}
+			if !ok || !bytes.Equal(it.Key(), key) {
 				if err := it.Error(); err != nil {
 					return nil, false, fmt.Errorf("seek %x: %w", key, err)
 				}
