@@ -177,17 +177,17 @@ func BenchmarkQueueNextTombstones(b *testing.B) {
 	taken := 0
 	b.ResetTimer()
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		items, err := q.Next(ctx, 0, 1, lim)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c1 := cpuTime()
+		c1 := cputime.Process()
 		if err := q.Ack(ctx, items); err != nil {
 			b.Fatal(err)
 		}
 		nextCPU += c1 - c0
-		ackCPU += cpuTime() - c1
+		ackCPU += cputime.Process() - c1
 		taken += len(items)
 		if len(items) < hosts {
 			b.StopTimer()
