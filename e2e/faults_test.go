@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -207,40 +206,20 @@ func TestFaults(t *testing.T) {
 	c.CheckAlive()
 
 	check := cluster.CheckCrawl(t, site, true)
-	// Duplicates per fault: a second fetch of a page that had its final answer counts against the fault during
-	// (or after) which it happened. A page that answered 5xx, 408 or 429, or did not answer, is fetched again on
-	// purpose (the strategy worker's retries).
-	seen := map[string]int{}
+	// Duplicates per fault: a second fetch of a page that had its final answer (refetches) counts against the
+	// fault during (or after) which it happened.
 	var dupLines []string
 	dups := make([]int, len(faults))
 	before := 0
-	for _, r := range site.Requests() {
-		if strings.HasSuffix(r.Target, "/robots.txt") {
-			continue // a restarted spider reads robots.txt again, on purpose
-		}
-		h := site.Host(r.Host)
-		if h == nil {
-			continue
-		}
-		u, err := web.Normalize(h.Origin+"/", r.Target)
-		if err != nil {
-			u = h.Origin + r.Target
-		}
-		prev := seen[u]
-		if final := r.Status != 0 && r.Status != 408 && r.Status != 429 && r.Status < 500; final {
-			seen[u]++
-		}
-		if prev == 0 {
-			continue
-		}
+	for _, r := range refetches(site) {
 		i := -1
 		for j, f := range faults {
-			if !r.Start.Before(f.start) {
+			if !r.Req.Start.Before(f.start) {
 				i = j
 			}
 		}
 		if len(dupLines) < 40 {
-			dupLines = append(dupLines, fmt.Sprintf("%s again at %s (status %d, fault %d)", u, r.Start.Format("15:04:05.000"), r.Status, i+1))
+			dupLines = append(dupLines, fmt.Sprintf("%s again at %s (status %d, fault %d)", r.URL, r.Req.Start.Format("15:04:05.000"), r.Req.Status, i+1))
 		}
 		if i < 0 {
 			before++
@@ -358,30 +337,7 @@ func (rc *roleCluster) startStrategyWorker(p int) *cluster.Proc {
 func checkArchive(t *testing.T, c *cluster.Procs, site *web.Site, warcDir string) {
 	t.Helper()
 	c.Stop()
-	if open, _ := filepath.Glob(filepath.Join(warcDir, "*.open")); len(open) > 0 {
-		t.Errorf("WARC files left open after a clean stop: %v", open)
-	}
-	sum := frontiertest.CheckWARC(t, warcDir)
-	archived := map[string]bool{}
-	for _, r := range sum.Responses {
-		archived[r.URI] = true
-	}
-	var lost []string
-	served := 0
-	for _, r := range site.Requests() {
-		h := site.Host(r.Host)
-		if h == nil || r.Status < 200 || r.Status > 299 || strings.HasSuffix(r.Target, "/robots.txt") {
-			continue
-		}
-		served++
-		if u := h.Origin + r.Target; !archived[u] && !slices.Contains(lost, u) {
-			lost = append(lost, u)
-		}
-	}
-	t.Logf("archive: %d files, %d response records; %d 2xx answers served", sum.Files, len(sum.Responses), served)
-	if len(lost) > 0 {
-		t.Errorf("%d pages served with a 2xx are not in the archive: %v", len(lost), lost[:min(10, len(lost))])
-	}
+	checkArchived(t, site, warcDir, func(r web.Request) bool { return r.Status >= 200 && r.Status <= 299 })
 }
 
 // checkCounters compares the crawl counters the DB workers keep in HBase (what frontierctl status shows) with

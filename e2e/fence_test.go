@@ -53,26 +53,9 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	// No page fetched twice: a final answer (not a 5xx, 408 or 429, which the strategy workers retry on
 	// purpose) served twice would be a batch sent by both A and B.
 	check := cluster.CheckCrawl(t, site, true)
-	seen := map[string]int{}
 	var twice []string
-	for _, r := range site.Requests() {
-		if strings.HasSuffix(r.Target, "/robots.txt") {
-			continue
-		}
-		h := site.Host(r.Host)
-		if h == nil {
-			continue
-		}
-		u, err := web.Normalize(h.Origin+"/", r.Target)
-		if err != nil {
-			u = h.Origin + r.Target
-		}
-		if seen[u] > 0 {
-			twice = append(twice, fmt.Sprintf("%s at %s (status %d)", u, r.Start.Format("15:04:05.000"), r.Status))
-		}
-		if r.Status != 0 && r.Status != 408 && r.Status != 429 && r.Status < 500 {
-			seen[u]++
-		}
+	for _, r := range refetches(site) {
+		twice = append(twice, fmt.Sprintf("%s at %s (status %d)", r.URL, r.Req.Start.Format("15:04:05.000"), r.Req.Status))
 	}
 	if len(twice) > 0 {
 		t.Errorf("%d pages fetched again after a final answer (A paused at %s):\n%s", len(twice), stoppedAt.Format("15:04:05.000"), strings.Join(twice, "\n"))

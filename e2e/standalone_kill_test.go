@@ -50,6 +50,31 @@ func siteRequests(site *web.Site) int {
 	return n
 }
 
+// killSite starts the web the kill tests crawl: hosts plain hosts of 60 pages, each on an address of its own,
+// where a tenth of the pages fail before answering: their retries go through the queue while the crawl is
+// interrupted, and every one must still be fetched (issue 21: a retry dropped as a duplicate was never fetched).
+func killSite(t *testing.T, hosts int) *web.Site {
+	wcfg := web.DefaultConfig()
+	wcfg.Hosts, wcfg.PagesPerHost = hosts, 60
+	wcfg.Plain, wcfg.UseIPs = true, true
+	wcfg.Hostile.Failing = 0.1
+	return web.Start(t, wcfg)
+}
+
+// killArgs are the settings TestStandaloneKillResume and TestStandaloneKillWARC crawl killSite with.
+var killArgs = []string{"--set", "spider.delay=20ms", "--set", "standalone.quiet_period=300ms", "--set", "shutdown_timeout=20s"}
+
+// reachablePages is the number of pages a crawl of site from its seeds gets an answer for (pages, HTTP errors,
+// redirects, large pages): what crawlWithKills counts the kills' fractions of.
+func reachablePages(t *testing.T, site *web.Site) int {
+	t.Helper()
+	want, err := site.Reachable(site.Seeds()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
+}
+
 // killPlan is one interruption: the signal, sent once the site has answered frac of the reachable pages.
 type killPlan struct {
 	sig   syscall.Signal
@@ -173,19 +198,8 @@ func grepLines(s string, subs ...string) string {
 // fetches in flight at the kills.
 func TestStandaloneKillResume(t *testing.T) {
 	bin := buildStandalone(t)
-	wcfg := web.DefaultConfig()
-	wcfg.Hosts, wcfg.PagesPerHost = 12, 60
-	wcfg.Plain, wcfg.UseIPs = true, true
-	// Pages that fail before answering: their retries go through the queue while the crawl is interrupted,
-	// and every one must still be fetched (issue 21: a retry dropped as a duplicate was never fetched).
-	wcfg.Hostile.Failing = 0.1
-	site := web.Start(t, wcfg)
-	want, err := site.Reachable(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reachable := len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
-	extra := []string{"--set", "spider.delay=20ms", "--set", "standalone.quiet_period=300ms", "--set", "shutdown_timeout=20s"}
+	site := killSite(t, 12)
+	reachable := reachablePages(t, site)
 	plans := []killPlan{
 		{sig: syscall.SIGKILL, frac: 0}, // at the first request
 		{sig: syscall.SIGTERM, frac: 0.08},
@@ -195,7 +209,7 @@ func TestStandaloneKillResume(t *testing.T) {
 		{sig: syscall.SIGKILL, frac: 0.62},
 		{sig: syscall.SIGTERM, frac: 0.8},
 	}
-	results := crawlWithKills(t, bin, site, reachable, extra, plans)
+	results := crawlWithKills(t, bin, site, reachable, killArgs, plans)
 
 	check, err := site.CheckCrawl(site.Seeds()...)
 	if err != nil {
@@ -423,13 +437,8 @@ func TestReliabilityTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := site.Reachable(site.Seeds()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reachable := len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
 		start := time.Now()
-		results := crawlWithKills(t, bin, site, reachable, []string{"--set", "spider.delay=0s"}, tc.plans)
+		results := crawlWithKills(t, bin, site, reachablePages(t, site), []string{"--set", "spider.delay=0s"}, tc.plans)
 		wall := time.Since(start)
 		inFlight := 0
 		for _, r := range results {
@@ -462,19 +471,10 @@ func TestReliabilityTable(t *testing.T) {
 func TestStandaloneKillWARC(t *testing.T) {
 	bin := buildStandalone(t)
 	rng := rand.New(rand.NewPCG(uint64(envSeed(t, "FRONTIER_KILL_SEED")), 0))
-	wcfg := web.DefaultConfig()
-	wcfg.Hosts, wcfg.PagesPerHost = 10, 60
-	wcfg.Plain, wcfg.UseIPs = true, true
-	wcfg.Hostile.Failing = 0.1
-	site := web.Start(t, wcfg)
-	want, err := site.Reachable(site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reachable := len(want.URLs(web.OK, web.HTTPError, web.Redirect, web.Large))
+	site := killSite(t, 10)
+	reachable := reachablePages(t, site)
 	warcDir := filepath.Join(t.TempDir(), "warc")
-	extra := []string{"--set", "spider.delay=20ms", "--set", "standalone.quiet_period=300ms", "--set", "shutdown_timeout=20s",
-		"--set", "warc.dir=" + warcDir}
+	extra := append(slices.Clone(killArgs), "--set", "warc.dir="+warcDir)
 	plans := make([]killPlan, 4)
 	for i := range plans {
 		plans[i] = killPlan{sig: syscall.SIGKILL, frac: 0.8 * rng.Float64(), jitter: time.Duration(rng.Int64N(int64(100 * time.Millisecond)))}
@@ -493,31 +493,5 @@ func TestStandaloneKillWARC(t *testing.T) {
 		t.Errorf("%d of %d reachable pages never fetched: %v (unserved %v)", len(check.Missing), check.Reachable,
 			first(check.Missing, 10), first(check.Unserved, 10))
 	}
-	if open, _ := filepath.Glob(filepath.Join(warcDir, "*.open")); len(open) > 0 {
-		t.Errorf("files left open after the last run: %v", open)
-	}
-	sum := frontiertest.CheckWARC(t, warcDir)
-	archived := map[string]bool{}
-	for _, r := range sum.Responses {
-		archived[r.URI] = true
-	}
-	served := map[string]bool{}
-	for _, h := range site.Hosts() {
-		for _, req := range h.Requests() {
-			if req.Target != "/robots.txt" {
-				served[h.Origin+req.Target] = true
-			}
-		}
-	}
-	var lost []string
-	for u := range served {
-		if !archived[u] {
-			lost = append(lost, u)
-		}
-	}
-	slices.Sort(lost)
-	t.Logf("%d pages served, %d response records in %d files (%d records in all)", len(served), len(sum.Responses), sum.Files, sum.Records)
-	if len(lost) > 0 {
-		t.Errorf("%d of %d served pages are not in the archive: %v", len(lost), len(served), first(lost, 10))
-	}
+	checkArchived(t, site, warcDir, func(web.Request) bool { return true })
 }

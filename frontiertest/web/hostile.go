@@ -214,22 +214,7 @@ func (s *Site) TrapFetches() map[string]int {
 // Served counts, per normalised URL, the answers with a status below 400 (pages and redirects, not errors):
 // a URL served twice was fetched twice for nothing, while an error may be retried.
 func (s *Site) Served() map[string]int {
-	out := map[string]int{}
-	for _, h := range append(s.Hosts(), s.Special()...) {
-		h.mu.Lock()
-		for _, r := range h.mu.log {
-			if r.Status == 0 || r.Status >= 400 {
-				continue
-			}
-			u, err := Normalize(h.Origin+"/", r.Target)
-			if err != nil {
-				u = h.Origin + r.Target
-			}
-			out[u]++
-		}
-		h.mu.Unlock()
-	}
-	return out
+	return s.countURLs(func(r *Request) bool { return r.Status != 0 && r.Status < 400 })
 }
 
 // targetKey is the routing key of a request target, as Host.answer computes it.

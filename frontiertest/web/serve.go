@@ -41,27 +41,18 @@ func (p *Page) render(b *bytes.Buffer) {
 	b.WriteString("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>")
 	b.WriteString(html.EscapeString(p.title))
 	b.WriteString("</title>\n")
-	for _, e := range p.head {
-		b.WriteString(e.html)
-		b.WriteByte('\n')
-	}
+	writeElems(b, p.head)
 	b.WriteString("</head>\n")
 	if p.frameset {
 		b.WriteString("<frameset cols=\"50%,50%\">\n")
-		for _, e := range p.body {
-			b.WriteString(e.html)
-			b.WriteByte('\n')
-		}
+		writeElems(b, p.body)
 		b.WriteString("</frameset></html>\n")
 		return
 	}
 	b.WriteString("<body><h1 id=\"top\">")
 	b.WriteString(html.EscapeString(p.title))
 	b.WriteString("</h1>\n")
-	for _, e := range p.body {
-		b.WriteString(e.html)
-		b.WriteByte('\n')
-	}
+	writeElems(b, p.body)
 	const tail = "</body></html>\n"
 	if need := p.pad - b.Len() - len(tail); need > 0 {
 		b.WriteString("<p>")
@@ -73,6 +64,14 @@ func (p *Page) render(b *bytes.Buffer) {
 		b.WriteString("</p>\n")
 	}
 	b.WriteString(tail)
+}
+
+// writeElems writes each element's HTML on a line of its own.
+func writeElems(b *bytes.Buffer, es []elem) {
+	for _, e := range es {
+		b.WriteString(e.html)
+		b.WriteByte('\n')
+	}
 }
 
 // accepts reports whether an Accept-Encoding header value accepts coding with a non-zero quality.

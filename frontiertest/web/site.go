@@ -521,15 +521,20 @@ func (s *Site) Requests() []Request {
 // Fetches counts the logged requests per page URL (normalised: every variant of a page counts for the page;
 // robots.txt counts as a URL of its own), over every host. Use it to assert that a crawl fetched each URL once.
 func (s *Site) Fetches() map[string]int {
+	return s.countURLs(func(*Request) bool { return true })
+}
+
+// countURLs counts the logged requests that keep accepts per normalised URL (a target that does not normalise
+// counts as written), over every host.
+func (s *Site) countURLs(keep func(*Request) bool) map[string]int {
 	out := map[string]int{}
 	for _, h := range slices.Concat(s.content, s.special) {
 		h.mu.Lock()
 		for _, r := range h.mu.log {
-			u, err := Normalize(h.Origin+"/", r.Target)
-			if err != nil {
-				u = h.Origin + r.Target
+			if !keep(r) {
+				continue
 			}
-			out[u]++
+			out[h.URL(r.Target)]++
 		}
 		h.mu.Unlock()
 	}
@@ -644,6 +649,16 @@ func (s *Site) Client(timeout time.Duration) *http.Client {
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
+
+// URL is the normalised URL of a request target (path?query, as in Request.Target) on the host: every variant
+// of a page gives the page's URL. A target that does not normalise is appended to Origin as written.
+func (h *Host) URL(target string) string {
+	u, err := Normalize(h.Origin+"/", target)
+	if err != nil {
+		return h.Origin + target
+	}
+	return u
 }
 
 // Requests returns a copy of the host's request log, in arrival order (empty with Config.DisableRequestLog).

@@ -665,10 +665,15 @@ func TestFetches(t *testing.T) {
 	s := Start(t, smallConfig())
 	c := s.Client(time.Minute)
 	defer c.CloseIdleConnections()
-	for _, u := range []string{"http://host1.test/list?b=2&a=1", "http://HOST1.test/list?a=1&b=2", "http://host1.test/robots.txt", "http://host2.test/"} {
+	for _, u := range []string{"http://host1.test/list?b=2&a=1", "http://HOST1.test/list?a=1&b=2", "http://host1.test/robots.txt", "http://host2.test/", "http://host2.test/no-such-page.html"} {
 		readAll(t, get(t, c, u))
 	}
 	want := map[string]int{"http://host1.test/list?a=1&b=2": 2, "http://host1.test/robots.txt": 1, "http://host2.test/": 1}
+	// Served leaves out the error (the 404); Fetches counts every request.
+	if diff := cmp.Diff(want, s.Served()); diff != "" {
+		t.Errorf("Served (-want +got):\n%s", diff)
+	}
+	want["http://host2.test/no-such-page.html"] = 1
 	if diff := cmp.Diff(want, s.Fetches()); diff != "" {
 		t.Errorf("Fetches (-want +got):\n%s", diff)
 	}
