@@ -8,10 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/internal/cputime"
 	"github.com/frontiercrawl/frontier/queue"
 )
 
@@ -47,7 +47,7 @@ func BenchmarkIntegrationPickDeep(b *testing.B) {
 						items = items[:0]
 					}
 				}
-				t0, c0, s0 := time.Now(), selfCPU(), serverCPU()
+				t0, c0, s0 := time.Now(), cputime.Process(), serverCPU()
 				batches, n := 0, 0
 				var inNext time.Duration
 				for {
@@ -66,7 +66,7 @@ func BenchmarkIntegrationPickDeep(b *testing.B) {
 					batches++
 					n += len(got)
 				}
-				wall, cpu, srv := time.Since(t0), selfCPU()-c0, serverCPU()-s0
+				wall, cpu, srv := time.Since(t0), cputime.Process()-c0, serverCPU()-s0
 				if n != hosts*depth {
 					b.Fatalf("drained %d of %d", n, hosts*depth)
 				}
@@ -81,14 +81,6 @@ func BenchmarkIntegrationPickDeep(b *testing.B) {
 			}
 		})
 	}
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // serverCPU sums the user and system CPU of the processes FRONTIER_BENCH_SERVER_PIDS names (0 without it).
