@@ -106,6 +106,9 @@ type Gateway struct {
 
 	pub *publisher // the spider-log sends of every Put, grouped
 
+	domMu sync.Mutex
+	doms  map[domainKey]domainMeta // hosts' domain meta, shared by the requests built for them (Gateway.domain)
+
 	m *gatewayMetrics
 }
 
@@ -153,7 +156,7 @@ func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gat
 	}
 	st.hold = holdFunc(deps.Control)
 	g := &Gateway{Store: st, cfg: cfg, deps: deps, log: log, id: deps.Identity, out: out,
-		recent: map[string]*publication{}, ring: make([]string, cfg.Remember)}
+		recent: map[string]*publication{}, ring: make([]string, cfg.Remember), doms: map[domainKey]domainMeta{}}
 	g.pub = newPublisher(out, GatewayPublishMax, st.Put, g.published)
 	if g.id == nil {
 		g.id = spider.SimpleIdentity{}
@@ -538,7 +541,6 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 	var deps []dependent
 	var localIdx []int
 	now := time.Now().UnixMilli()
-	doms := map[domainKey]domainMeta{} // the call's hosts' domain meta, shared by their requests
 	var page struct {
 		crawl, src string
 		r          *frontier.Request
@@ -555,7 +557,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 			if !it.mine {
 				continue
 			}
-			dm := g.domain(doms, it.pu)
+			dm := g.domain(it.pu)
 			link, err := g.request(it.crawl, it.key, p.Info, it.pu, dm)
 			if err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
@@ -595,7 +597,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 				req.SetMetaDomain(g.id.Domain(it.pu)) // a feed request from a writer that left it out
 			}
 		} else {
-			dm := g.domain(doms, it.pu)
+			dm := g.domain(it.pu)
 			if req, err = g.request(it.crawl, it.key, p.Info, it.pu, dm); err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
 				out[i] = Skipped
@@ -662,7 +664,7 @@ func (g *Gateway) resolveURL(info URLInfo) (crawl, key string, pu *url.URL, ok b
 // domainKey is what a URL's domain meta depends on: its scheme and host (with the port).
 type domainKey struct{ scheme, host string }
 
-// domainMeta is a host's meta[b'domain'] value, shared by every request of a call to that host (never
+// domainMeta is a host's meta[b'domain'] value, shared by every request the gateway builds for that host (never
 // written into: frontier.Request.SetMetaDomain clones a map it changes), and its domain fingerprint, the
 // spider-log key.
 type domainMeta struct {
@@ -670,11 +672,18 @@ type domainMeta struct {
 	fp   []byte
 }
 
-// domain returns u's domain meta, computed once per call and host (doms); a URL with user info gets its own.
-func (g *Gateway) domain(doms map[domainKey]domainMeta, u *url.URL) domainMeta {
+// domainCacheMax bounds Gateway.doms: past it, the cache starts again empty.
+const domainCacheMax = 1 << 14
+
+// domain returns u's domain meta, computed once per host while it is in the gateway's cache (Gateway.doms); a
+// URL with user info gets its own.
+func (g *Gateway) domain(u *url.URL) domainMeta {
 	k := domainKey{u.Scheme, u.Host}
 	if u.User == nil {
-		if d, ok := doms[k]; ok {
+		g.domMu.Lock()
+		d, ok := g.doms[k]
+		g.domMu.Unlock()
+		if ok {
 			return d
 		}
 	}
@@ -684,7 +693,12 @@ func (g *Gateway) domain(doms map[domainKey]domainMeta, u *url.URL) domainMeta {
 	v, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
 	dm := domainMeta{meta: v, fp: []byte(d.Fingerprint)}
 	if u.User == nil {
-		doms[k] = dm
+		g.domMu.Lock()
+		if len(g.doms) >= domainCacheMax {
+			clear(g.doms)
+		}
+		g.doms[k] = dm
+		g.domMu.Unlock()
 	}
 	return dm
 }
