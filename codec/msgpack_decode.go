@@ -57,8 +57,6 @@ type mpReader struct {
 	linksKeep func(key []byte) bool
 	entries   []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
 	reqs      []frontier.Request // slab for the requests of a links or seeds list
-	bins      [][]byte           // slab of the boxed bin values' headers (boxBin)
-	words     []uint64           // slab of the boxed ints' and floats' bytes (boxInt, boxFloat)
 	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
 	// request's domain map with the same bytes shares that value instead of being built again (see
 	// sharedDomain).
@@ -472,7 +470,7 @@ func (d *mpReader) intValue(what string) (frontier.Value, error) {
 	case big:
 		return u, nil
 	}
-	return d.boxInt(n), nil
+	return n, nil
 }
 
 func (d *mpReader) int64(what string) (int64, error) {
@@ -565,7 +563,7 @@ func (d *mpReader) value(depth int) (frontier.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.boxBin(p), nil
+		return p, nil
 	case c == 0xc0:
 		d.off++
 		return nil, nil
@@ -576,7 +574,7 @@ func (d *mpReader) value(depth int) (frontier.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.boxFloat(f), nil
+		return f, nil
 	}
 	return nil, d.errf(ErrMalformed, "unsupported msgpack type %s", typeName(c))
 }
