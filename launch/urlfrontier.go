@@ -47,7 +47,11 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 			gwParts = append(gwParts, scfg.Spiders+p)
 		}
 	}
-	setMemoryLimit(scfg.Memory().GoLimit, env)
+	mem := scfg.MemoryWithGateway()
+	if err := mem.Check(); err != nil {
+		return err
+	}
+	setMemoryLimit(mem.GoLimit, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -61,6 +65,9 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		gcfg := urlfrontier.DefaultGatewayConfig()
 		gcfg.Store.Dir = filepath.Join(scfg.DataDir, "urlfrontier")
 		gcfg.Store.Sync = scfg.Pebble.Sync
+		if mem.GatewayCache > 0 { // inside standalone.memory_limit (MemoryWithGateway)
+			gcfg.Store.CacheBytes = mem.GatewayCache
+		}
 		gcfg.Partitions = gwParts
 		if gcfg.Partitions == nil {
 			for p := range b.Partitions(bus.SpiderFeed) {

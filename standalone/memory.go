@@ -13,7 +13,10 @@ type MemoryPlan struct {
 	PebbleCache int64 // Pebble's block cache, memtables reserved inside it
 	MemTable    int64 // one memtable; 0: pebblestore's rule (an eighth of the cache)
 	BodyBudget  int64 // response-body bytes in memory over all the spiders
-	GoLimit     int64 // the Go runtime's soft limit; 0: none
+	// GatewayCache is the block cache of the URLFrontier gateway's own Pebble store (standalone --urlfrontier;
+	// MemoryWithGateway); 0: no gateway, or no limit (the gateway keeps its package default).
+	GatewayCache int64
+	GoLimit      int64 // the Go runtime's soft limit; 0: none
 }
 
 // memtableMax is the largest memtable the plan derives (pebblestore's own derivation stops there too).
@@ -46,11 +49,31 @@ func (c Config) Memory() MemoryPlan {
 	return p
 }
 
-// check reports a split that leaves the Go heap nothing: explicit parts that add up to the whole limit.
-func (p MemoryPlan) check() error {
-	if p.Total > 0 && p.PebbleCache+p.BodyBudget >= p.Total {
-		return fmt.Errorf("memory_limit = %d leaves nothing for the Go heap beside pebble.cache_bytes %d and spider.body_budget_bytes %d: raise it or lower them",
-			p.Total, p.PebbleCache, p.BodyBudget)
+// gatewayShare is the part of MemoryLimit a URLFrontier gateway's own store gets for its block cache (and the
+// memtables reserved in it): a sixteenth, 16 MiB of the default 256 MiB.
+const gatewayShare = 16
+
+// MemoryWithGateway is Memory for a standalone that also serves the URLFrontier API from a gateway with a Pebble
+// store of its own (standalone --urlfrontier): that store's cache is a sixteenth of the limit (at least 1 MiB),
+// taken from the Go heap's share, so the whole process stays within MemoryLimit. Without a limit it is Memory.
+func (c Config) MemoryWithGateway() MemoryPlan {
+	p := c.Memory()
+	if p.Total > 0 {
+		p.GatewayCache = max(p.Total/gatewayShare, 1<<20)
+		p.GoLimit -= p.GatewayCache
+	}
+	return p
+}
+
+// Check reports a split that leaves the Go heap nothing: explicit parts that add up to the whole limit.
+func (p MemoryPlan) Check() error {
+	if p.Total > 0 && p.PebbleCache+p.BodyBudget+p.GatewayCache >= p.Total {
+		gw := ""
+		if p.GatewayCache > 0 {
+			gw = fmt.Sprintf(" and the URLFrontier gateway's cache %d (a sixteenth of the limit)", p.GatewayCache)
+		}
+		return fmt.Errorf("memory_limit = %d leaves nothing for the Go heap beside pebble.cache_bytes %d and spider.body_budget_bytes %d%s: raise it or lower them",
+			p.Total, p.PebbleCache, p.BodyBudget, gw)
 	}
 	return nil
 }

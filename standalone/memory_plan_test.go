@@ -54,3 +54,43 @@ func TestMemoryPlan(t *testing.T) {
 		})
 	}
 }
+
+func TestMemoryWithGateway(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name                 string
+		limit, cache, budget int64
+		want                 MemoryPlan
+		bad                  string
+	}{
+		{name: "cmd/standalone's default: the gateway's 16 MiB come out of the Go heap's share", limit: 256 * mib,
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GatewayCache: 16 * mib, GoLimit: 176 * mib}},
+		{name: "no limit: the gateway keeps its package default",
+			want: MemoryPlan{PebbleCache: pebblestore.DefaultConfig().CacheBytes, BodyBudget: spider.DefaultBodyBudgetBytes}},
+		{name: "a small limit: at least 1 MiB", limit: 8 * mib,
+			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GatewayCache: 1 * mib, GoLimit: 5 * mib}},
+		{name: "explicit parts that leave the Go heap nothing once the gateway has its share", limit: 256 * mib, cache: 128 * mib, budget: 112 * mib,
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 112 * mib, GatewayCache: 16 * mib, GoLimit: 112 * mib},
+			bad:  "URLFrontier gateway's cache"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DataDir = t.TempDir()
+			cfg.MemoryLimit, cfg.Pebble.CacheBytes, cfg.Spider.BodyBudgetBytes = tc.limit, tc.cache, tc.budget
+			got := cfg.MemoryWithGateway()
+			if got != tc.want {
+				t.Errorf("MemoryWithGateway() = %+v, want %+v", got, tc.want)
+			}
+			if got.Total > 0 && got.PebbleCache+got.GatewayCache+got.GoLimit != got.Total {
+				t.Errorf("caches + Go limit = %d, want the limit %d", got.PebbleCache+got.GatewayCache+got.GoLimit, got.Total)
+			}
+			err := got.Check()
+			if tc.bad == "" && err != nil {
+				t.Errorf("Check: %v", err)
+			}
+			if tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)) {
+				t.Errorf("Check: %v, want an error with %q", err, tc.bad)
+			}
+		})
+	}
+}

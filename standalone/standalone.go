@@ -139,7 +139,7 @@ func (c Config) Validate() error {
 	}
 	if c.MemoryLimit < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit = %d, want >= 0 (0 sets none)", c.MemoryLimit))
-	} else if err := c.Memory().check(); err != nil {
+	} else if err := c.Memory().Check(); err != nil {
 		errs = append(errs, err)
 	}
 	p := c.Pebble
