@@ -49,3 +49,23 @@ func (w *tbWriter) Write(p []byte) (int, error) {
 
 // DiscardLogger returns a logger that drops everything.
 func DiscardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// SyncBuffer is a bytes.Buffer safe for concurrent use: a log written by several goroutines (a store's
+// background work, a crawl's roles) and read by the test.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

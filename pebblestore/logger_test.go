@@ -1,42 +1,23 @@
 package pebblestore_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/pebblestore"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of Pebble's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPebbleLogsToSlog: Pebble's own lines (here the WAL replayed when a database is opened again) go to the
 // store's slog logger at Debug, prefixed "pebble: ", and not to Pebble's default logger (stderr); Close logs
 // Pebble's write metrics.
 func TestPebbleLogsToSlog(t *testing.T) {
 	fs := vfs.NewMem()
-	var out syncBuffer
+	var out frontiertest.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := pebblestore.DefaultConfig()
 	cfg.Dir, cfg.FS, cfg.Bloom.Expected = "db", fs, 0
@@ -70,7 +51,7 @@ func TestPebbleLogsToSlog(t *testing.T) {
 
 	// Logger(nil) discards, and errors go out at Error.
 	pebblestore.Logger(nil).Errorf("dropped %d", 1)
-	var errOut syncBuffer
+	var errOut frontiertest.SyncBuffer
 	pebblestore.Logger(slog.New(slog.NewTextHandler(&errOut, nil))).Errorf("disk %s", "full")
 	if got := errOut.String(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, `msg="pebble: disk full"`) {
 		t.Fatalf("Errorf logged %q, want an Error line \"pebble: disk full\"", got)

@@ -1,36 +1,18 @@
 package standalone
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/identity"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestStopAndResume stops a crawl mid-way (the context ends, as on SIGTERM) and resumes it without seeds:
 // the second run says it resumes, and between them every reachable page is fetched exactly once.
@@ -53,7 +35,7 @@ func TestStopAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs frontiertest.SyncBuffer
 	deps := Deps{Seeds: seeds, Identity: id, DialContext: site.DialContext,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 

@@ -96,6 +96,37 @@ func discoveredURL(i int) *pb.URLItem {
 	return discovered(&pb.URLInfo{Url: fmt.Sprintf("https://host%d.example.com/path/page-%d.html", i%1000, i)})
 }
 
+// putInput returns the n discovered URLs of a put benchmark's run i and the known percent of them a frontier
+// is given first, spread over the whole input, as duplicates among outlinks are.
+func putInput(i, n, known int) (items, pre []*pb.URLItem) {
+	items = make([]*pb.URLItem, n)
+	for j := range items {
+		items[j] = discoveredURL(i*n*10 + j)
+		if j%100 < known {
+			pre = append(pre, items[j])
+		}
+	}
+	return items, pre
+}
+
+// putStreams puts items on 2 concurrent PutURLs streams, half on each, and returns the wall and CPU time
+// (the process's) they took.
+func putStreams(ctx context.Context, b *testing.B, c pb.URLFrontierClient, items []*pb.URLItem) (wall, cpu time.Duration) {
+	t0, c0 := time.Now(), cputime.Process()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	n := len(items)
+	for s := range 2 {
+		wg.Go(func() { errs[s] = stream(ctx, c, items[s*n/2:(s+1)*n/2]) })
+	}
+	wg.Wait()
+	wall, cpu = time.Since(t0), cputime.Process()-c0
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	return wall, cpu
+}
+
 // BenchmarkPutURLs: 100,000 discovered URLs over 1,000 queues on 2 concurrent PutURLs streams, into an empty
 // frontier or one that already knows 45% of them (those are acknowledged SKIPPED).
 func BenchmarkPutURLs(b *testing.B) {
@@ -106,35 +137,15 @@ func BenchmarkPutURLs(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				b.StopTimer()
 				c := benchServer(b)
-				items := make([]*pb.URLItem, n)
-				for j := range items {
-					items[j] = discoveredURL(i*n*10 + j)
-				}
-				if known > 0 {
-					// The known ones are spread over the whole input, as duplicates among outlinks are.
-					var pre []*pb.URLItem
-					for j := range items {
-						if j%100 < known {
-							pre = append(pre, items[j])
-						}
-					}
+				items, pre := putInput(i, n, known)
+				if len(pre) > 0 {
 					if err := stream(context.Background(), c, pre); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StartTimer()
-				t0, c0 := time.Now(), cputime.Process()
-				var wg sync.WaitGroup
-				errs := make([]error, 2)
-				for s := range 2 {
-					wg.Go(func() { errs[s] = stream(context.Background(), c, items[s*n/2:(s+1)*n/2]) })
-				}
-				wg.Wait()
-				wall += time.Since(t0)
-				cpu += cputime.Process() - c0
-				if err := errors.Join(errs...); err != nil {
-					b.Fatal(err)
-				}
+				dw, dc := putStreams(context.Background(), b, c, items)
+				wall, cpu = wall+dw, cpu+dc
 			}
 			urls := float64(b.N * n)
 			b.ReportMetric(urls/wall.Seconds(), "URLs/s")
@@ -217,35 +228,16 @@ func BenchmarkStandalonePut(b *testing.B) {
 				if _, err := c.SetDelay(ctx, &pb.QueueDelayParams{DelayRequestable: 0}); err != nil {
 					b.Fatal(err)
 				}
-				items := make([]*pb.URLItem, n)
-				for j := range items {
-					items[j] = discoveredURL(i*n*10 + j)
-				}
-				if known > 0 {
-					var pre []*pb.URLItem
-					for j := range items {
-						if j%100 < known {
-							pre = append(pre, items[j])
-						}
-					}
+				items, pre := putInput(i, n, known)
+				if len(pre) > 0 {
 					if err := stream(ctx, c, pre); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StartTimer()
-				t0, c0 := time.Now(), cputime.Process()
-				var wg sync.WaitGroup
-				errs := make([]error, 2)
-				for s := range 2 {
-					wg.Go(func() { errs[s] = stream(ctx, c, items[s*n/2:(s+1)*n/2]) })
-				}
-				wg.Wait()
-				wall += time.Since(t0)
-				cpu += cputime.Process() - c0
+				dw, dc := putStreams(ctx, b, c, items)
+				wall, cpu = wall+dw, cpu+dc
 				b.StopTimer()
-				if err := errors.Join(errs...); err != nil {
-					b.Fatal(err)
-				}
 				sa.stop(b)
 				b.StartTimer()
 			}

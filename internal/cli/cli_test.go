@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/frontiercrawl/frontier/frontiertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,7 +62,7 @@ func TestMainErrors(t *testing.T) {
 
 func TestMainRunsAndServesMetrics(t *testing.T) {
 	cfgPath := writeConfig(t, "spider", "metrics: {addr: '127.0.0.1:0'}\n")
-	logs := &syncWriter{w: new(bytes.Buffer)}
+	logs := &frontiertest.SyncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())
 	got := make(chan Env, 1)
 	done := make(chan error, 1)
@@ -137,25 +138,7 @@ func TestMainReturnsWorkerError(t *testing.T) {
 	}
 }
 
-// syncWriter serialises the logger's writes with the test's reads.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
-}
-
-func waitForLog(t *testing.T, w *syncWriter, pattern string) string {
+func waitForLog(t *testing.T, w *frontiertest.SyncBuffer, pattern string) string {
 	t.Helper()
 	re := regexp.MustCompile(pattern)
 	for range 500 {
