@@ -2,8 +2,6 @@ package launch
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sync/errgroup"
@@ -40,7 +38,10 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 	scfg := standaloneConfig(cfg)
 	scfg.StopWhenDone = false // a URLFrontier service runs until it is stopped
 	var gwParts []int         // nil: every partition
-	if n := recordedGatewayPartitions(scfg.DataDir); env.Seeds != "" || n > 0 {
+	// How many spider-feed partitions of its own the gateway of a resumed crawl was started with (0 for a new
+	// crawl; a manifest that cannot be read is standalone.Run's to refuse).
+	m, _, _ := standalone.ReadManifest(scfg.DataDir)
+	if n := m.GatewayPartitions; env.Seeds != "" || n > 0 {
 		// The gateway's own spider-feed partitions, beside the spiders' (one for a new crawl; a resumed crawl
 		// keeps what it was started with).
 		for p := range max(n, 1) {
@@ -103,20 +104,6 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		}
 	}
 	return err
-}
-
-// recordedGatewayPartitions is how many spider-feed partitions of its own the gateway of the crawl in dataDir
-// was started with (standalone.Manifest); 0 for a new crawl.
-func recordedGatewayPartitions(dataDir string) int {
-	b, err := os.ReadFile(filepath.Join(dataDir, standalone.ManifestFile))
-	if err != nil {
-		return 0
-	}
-	var m standalone.Manifest
-	if json.Unmarshal(b, &m) != nil {
-		return 0
-	}
-	return m.GatewayPartitions
 }
 
 // serveBeside serves the API over a Store of its own while the standalone's own crawl (crawl) runs: --demo,

@@ -83,18 +83,31 @@ func (m Manifest) differences(want Manifest) []string {
 	return d
 }
 
+// ReadManifest reads the Manifest of the crawl in the data directory dir. ok is false, with a nil error, when
+// dir has none (a new crawl, or one written before manifests existed); a manifest that cannot be read or
+// parsed is an error.
+func ReadManifest(dir string) (m Manifest, ok bool, err error) {
+	path := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Manifest{}, false, nil
+	case err != nil:
+		return Manifest{}, false, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, false, fmt.Errorf("data directory %s: %s is not a crawl manifest: %w", dir, path, err)
+	}
+	return m, true, nil
+}
+
 // checkManifest compares the data directory's manifest with this run's settings and reports whether the
 // directory holds a crawl already. A directory without a manifest gets one; a directory whose manifest
 // differs is refused with every difference named.
 func checkManifest(dir, storeDir string, want Manifest) (resumed bool, err error) {
-	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	have, ok, err := ReadManifest(dir)
 	switch {
-	case err == nil:
-		var have Manifest
-		if err := json.Unmarshal(b, &have); err != nil {
-			return true, fmt.Errorf("data directory %s: %s is not a crawl manifest: %w", dir, path, err)
-		}
+	case ok:
 		if d := have.differences(want); len(d) > 0 {
 			msg := fmt.Sprintf("data directory %s holds a crawl written with %s", dir, d[0])
 			for _, x := range d[1:] {
@@ -104,17 +117,17 @@ func checkManifest(dir, storeDir string, want Manifest) (resumed bool, err error
 				"so resume it with the recorded values, or start a new crawl in another standalone.data_dir")
 		}
 		return true, nil
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return false, fmt.Errorf("data directory %s: %w", dir, err)
+	case err != nil:
+		return false, err
 	}
 	// No manifest: a new crawl, or one written before manifests existed (its store is there).
+	path := filepath.Join(dir, ManifestFile)
 	_, serr := os.Stat(storeDir)
 	resumed = serr == nil
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return resumed, fmt.Errorf("data directory: %w", err)
 	}
-	b, err = json.MarshalIndent(want, "", "  ")
+	b, err := json.MarshalIndent(want, "", "  ")
 	if err != nil {
 		return resumed, err
 	}

@@ -18,6 +18,12 @@ func TestManifest(t *testing.T) {
 	if resumed, err := checkManifest(dir, store, want); err != nil || !resumed {
 		t.Fatalf("second check = %v, %v; want a resumed crawl", resumed, err)
 	}
+	if got, ok, err := ReadManifest(dir); err != nil || !ok || got != want {
+		t.Fatalf("ReadManifest = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if got, ok, err := ReadManifest(t.TempDir()); err != nil || ok {
+		t.Fatalf("ReadManifest of a new directory = %+v, %v, %v; want none and no error", got, ok, err)
+	}
 	for _, tc := range []struct {
 		change func(*Manifest)
 		want   string
@@ -51,5 +57,8 @@ func TestManifest(t *testing.T) {
 	}
 	if _, err := checkManifest(old, filepath.Join(old, "pebble"), want); err == nil || !strings.Contains(err.Error(), ManifestFile) {
 		t.Fatalf("check of a corrupt manifest = %v, want an error naming it", err)
+	}
+	if _, ok, err := ReadManifest(old); err == nil || ok {
+		t.Fatalf("ReadManifest of a corrupt manifest = %v, %v; want an error", ok, err)
 	}
 }

@@ -242,6 +242,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	} else if deps.Gateway == nil && !exists(filepath.Join(cfg.DataDir, ManifestFile)) && !exists(pcfg.Dir) {
 		return Summary{}, fmt.Errorf("data directory %s holds no crawl to resume: give a seed file (--seeds FILE) to start one", absPath(cfg.DataDir))
 	}
+	// feeds counts every spider-feed partition, the gateway's own included (gatewayFeeds); cfg.Spiders, the
+	// spiders' alone.
 	m, feeds, err := gatewayFeeds(cfg, deps)
 	if err != nil {
 		return Summary{}, err
@@ -250,7 +252,6 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	cfg.Spiders = feeds // from here on: every spider-feed partition, the gateway's own included (gatewayFeeds)
 	// One WAL orders every write below, so only the writes that something outside the database relies on
 	// need their own fsync: the spiders' (see bus/pebblebus, "Durability").
 	pcfg.DeferSync = true
@@ -261,7 +262,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	defer db.Close()
 	registerBloom(deps.Registerer, db)
 	if resumed {
-		if err := logResume(ctx, log, cfg, db); err != nil {
+		if err := logResume(ctx, log, cfg.DataDir, feeds, db); err != nil {
 			return Summary{}, err
 		}
 	} else {
@@ -270,7 +271,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 	// The streams live in the store's own database, so one WAL orders every write (see bus/pebblebus).
 	bcfg := pebblebus.DefaultConfig()
-	bcfg.Partitions = map[bus.Stream]int{bus.SpiderLog: cfg.StrategyWorkers, bus.ScoringLog: 1, bus.SpiderFeed: cfg.Spiders}
+	bcfg.Partitions = map[bus.Stream]int{bus.SpiderLog: cfg.StrategyWorkers, bus.ScoringLog: 1, bus.SpiderFeed: feeds}
 	bcfg.Groups[bus.SpiderLog] = append(bcfg.Groups[bus.SpiderLog], statsGroup)
 	bcfg.Sync = pcfg.Sync
 	bcfg.DeferSends = []bus.Stream{bus.ScoringLog, bus.SpiderFeed}
@@ -282,7 +283,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	defer b.Close()
 
 	if resumed {
-		if err := ackDelivered(ctx, log, b, c, db, cfg.Spiders); err != nil {
+		if err := ackDelivered(ctx, log, b, c, db, feeds); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -305,7 +306,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	var st stats
 	var spiders []*spider.Role
-	for p := range cfg.Spiders {
+	for p := range feeds {
 		if deps.Gateway != nil && (deps.GatewayPartitions == nil || slices.Contains(deps.GatewayPartitions, p)) {
 			continue // the gateway's
 		}
@@ -328,7 +329,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		spiders = append(spiders, s)
 	}
 	if deps.Seeds != "" && len(spiders) == 0 {
-		return Summary{}, fmt.Errorf("standalone: a seed file, but the gateway owns every one of the %d spider-feed partitions: no spider would inject it", cfg.Spiders)
+		return Summary{}, fmt.Errorf("standalone: a seed file, but the gateway owns every one of the %d spider-feed partitions: no spider would inject it", feeds)
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -346,10 +347,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 
 	g.Go(func() error { return st.run(gctx, b) })
-	pr := &progressReporter{dir: cfg.DataDir, spiders: cfg.Spiders, b: b, db: db, st: &st, fn: deps.Progress}
+	pr := &progressReporter{dir: cfg.DataDir, spiders: feeds, b: b, db: db, st: &st, fn: deps.Progress}
 	var finished atomic.Bool
 	g.Go(func() error {
-		if watch(gctx, cfg, b, db, &st, log, pr) {
+		if watch(gctx, cfg, feeds, b, db, &st, log, pr) {
 			finished.Store(true)
 			cancel()
 		}
@@ -371,7 +372,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		}
 	}
 	sum := Summary{Elapsed: time.Since(start), Pages: st.pages.Load(), Errors: st.errors.Load(), Links: st.links.Load()}
-	for part := range cfg.Spiders {
+	for part := range feeds {
 		n, _ := db.Queue().Count(context.WithoutCancel(ctx), part)
 		sum.Queued += n
 	}
@@ -494,9 +495,9 @@ func absPath(path string) string {
 }
 
 // logResume says that the crawl resumes, with how much it has done and has left.
-func logResume(ctx context.Context, log *slog.Logger, cfg Config, db *pebblestore.DB) error {
+func logResume(ctx context.Context, log *slog.Logger, dataDir string, feeds int, db *pebblestore.DB) error {
 	var queued int64
-	for p := range cfg.Spiders {
+	for p := range feeds {
 		n, err := db.Queue().Count(ctx, p)
 		if err != nil {
 			return err
@@ -507,7 +508,7 @@ func logResume(ctx context.Context, log *slog.Logger, cfg Config, db *pebblestor
 	if err != nil {
 		return err
 	}
-	log.Info(fmt.Sprintf("resuming %s: %d queued, %d crawled", absPath(cfg.DataDir), queued, counts[frontier.Crawled]),
+	log.Info(fmt.Sprintf("resuming %s: %d queued, %d crawled", absPath(dataDir), queued, counts[frontier.Crawled]),
 		"errors", counts[frontier.Error], "known", counts[frontier.Queued]+counts[frontier.Crawled]+counts[frontier.Error]+counts[frontier.NotCrawled])
 	return nil
 }
@@ -554,7 +555,7 @@ func snapshot(ctx context.Context, b bus.LagReader, db *pebblestore.DB, spiders 
 // period. The seeds are on the spider log before it starts, and work in progress always shows as a stream's
 // lag or a queue row (a request is deleted from the queue only once it is on the feed, and leaves the feed's
 // lag only once the spider reported it), so an idle snapshot means finished.
-func watch(ctx context.Context, cfg Config, b bus.LagReader, db *pebblestore.DB, st *stats, log *slog.Logger, pr *progressReporter) bool {
+func watch(ctx context.Context, cfg Config, feeds int, b bus.LagReader, db *pebblestore.DB, st *stats, log *slog.Logger, pr *progressReporter) bool {
 	const poll = 100 * time.Millisecond
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -566,7 +567,7 @@ func watch(ctx context.Context, cfg Config, b bus.LagReader, db *pebblestore.DB,
 		case <-ctx.Done():
 			return false
 		case now := <-tick.C:
-			p, err := snapshot(ctx, b, db, cfg.Spiders)
+			p, err := snapshot(ctx, b, db, feeds)
 			if err != nil {
 				if ctx.Err() == nil {
 					log.Warn("progress check", "err", err)
