@@ -10,8 +10,11 @@
 // arrives, in what order, on which partition. Group names are unique per test, so the suite can run against a
 // long-lived broker.
 //
+// SendFetchCommit (bench.go) is the benchmark the in-process buses share.
+//
 // It imports bus and the standard library only, but for DeleteRecords (kafka.go), which asks a Kafka broker
-// to delete records as retention would; it is meant for _test.go files.
+// to delete records as retention would, and internal/cputime for SendFetchCommit; it is meant for _test.go
+// files.
 package bustest
 
 import (

@@ -59,25 +59,8 @@ func DefaultConfig() Config {
 // Validate reports every problem with the configuration.
 func (c Config) Validate() error {
 	var errs []error
-	for _, s := range bus.Streams {
-		if n, ok := c.Partitions[s]; !ok || n <= 0 {
-			errs = append(errs, fmt.Errorf("membus: partitions of %s = %d, want > 0", s, n))
-		}
-	}
-	for s := range c.Partitions {
-		if !slices.Contains(bus.Streams, s) && s != bus.Control {
-			errs = append(errs, fmt.Errorf("membus: partitions: unknown stream %q", s))
-		}
-	}
-	for s, gs := range c.Groups {
-		if !slices.Contains(bus.Streams, s) && s != bus.Control {
-			errs = append(errs, fmt.Errorf("membus: groups: unknown stream %q", s))
-		}
-		for _, g := range gs {
-			if g == "" {
-				errs = append(errs, fmt.Errorf("membus: groups of %s: empty group name", s))
-			}
-		}
+	for _, err := range bus.CheckLayout(c.Partitions, c.Groups, bus.Control) {
+		errs = append(errs, fmt.Errorf("membus: %w", err))
 	}
 	if c.MaxBacklog < 0 {
 		errs = append(errs, fmt.Errorf("membus: max_backlog = %d, want >= 0", c.MaxBacklog))
@@ -98,10 +81,9 @@ type stream struct {
 	name bus.Stream
 	mu   sync.Mutex
 	// changed is closed and replaced whenever messages are appended, trimmed or committed, waking waiters.
-	changed chan struct{}
-	parts   []*plog
-	// committed[group][partition] is the next offset the group reads; absent means never committed.
-	committed map[string]map[int]int64
+	changed   chan struct{}
+	parts     []*plog
+	committed bus.Offsets
 	closed    bool
 }
 
@@ -172,14 +154,7 @@ func (st *stream) notifyLocked() {
 // trimLocked drops, in partition p, what every interested group has committed.
 func (st *stream) trimLocked(p int) {
 	l := st.parts[p]
-	low := l.end()
-	for _, offs := range st.committed {
-		o, ok := offs[p]
-		if !ok {
-			o = l.start
-		}
-		low = min(low, o)
-	}
+	low := st.committed.Low(p, l.start, l.end())
 	if n := low - l.start; n > 0 {
 		clear(l.msgs[:n]) // let the payloads be collected
 		l.msgs = l.msgs[n:]
@@ -216,17 +191,9 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	if closed {
 		return bus.ErrClosed
 	}
-	n := len(p.st.parts)
-	parts := make([]int, len(msgs))
-	for i, m := range msgs {
-		q := m.Partition
-		if p.part != nil {
-			q = p.part(m.Key, n)
-		}
-		if q < 0 || q >= n {
-			return fmt.Errorf("membus: %s: message %d goes to partition %d, out of range [0, %d)", p.st.name, i, q, n)
-		}
-		parts[i] = q
+	parts, err := bus.Route(p.st.name, msgs, p.part, len(p.st.parts))
+	if err != nil {
+		return fmt.Errorf("membus: %w", err)
 	}
 	st := p.st
 	st.mu.Lock()
@@ -300,11 +267,7 @@ func (b *Bus) Consumer(_ context.Context, s bus.Stream, group string, partitions
 		st.committed[group] = offs
 	}
 	for _, p := range partitions {
-		o, ok := offs[p]
-		if !ok {
-			o = st.parts[p].start
-		}
-		c.pos[p] = o
+		c.pos[p] = st.committed.Next(group, p, st.parts[p].start)
 	}
 	return c, nil
 }
@@ -319,10 +282,10 @@ type consumer struct {
 	bus    *Bus
 }
 
-// Fetch returns up to max messages from the owned partitions, waiting for at least one.
-func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
-	if max <= 0 {
-		return nil, fmt.Errorf("membus: fetch max = %d, want > 0", max)
+// Fetch returns up to limit messages from the owned partitions, waiting for at least one.
+func (c *consumer) Fetch(ctx context.Context, limit int) ([]bus.Message, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("membus: fetch max = %d, want > 0", limit)
 	}
 	st := c.st
 	st.mu.Lock()
@@ -335,13 +298,13 @@ func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 		for i := range c.parts {
 			p := c.parts[(c.next+i)%len(c.parts)]
 			l := st.parts[p]
-			pos := max64(c.pos[p], l.start) // trimmed below us only if this group committed past pos
-			for pos < l.end() && len(out) < max {
+			pos := max(c.pos[p], l.start) // trimmed below us only if this group committed past pos
+			for pos < l.end() && len(out) < limit {
 				out = append(out, l.msgs[pos-l.start])
 				pos++
 			}
 			c.pos[p] = pos
-			if len(out) == max {
+			if len(out) == limit {
 				break
 			}
 		}
@@ -361,24 +324,15 @@ func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 	}
 }
 
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // Commit records, per partition, one past the highest offset of msgs as the group's committed offset. A commit
 // never moves a group's offset backwards. Messages of partitions this consumer does not own are an error.
 func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	next := bus.CommitOffsets(msgs)
-	for p := range next {
-		if !slices.Contains(c.parts, p) {
-			return fmt.Errorf("membus: %s: commit of partition %d, which this consumer does not own", c.st.name, p)
-		}
+	next, err := bus.OwnedCommitOffsets(c.st.name, msgs, c.parts)
+	if err != nil {
+		return fmt.Errorf("membus: %w", err)
 	}
 	st := c.st
 	st.mu.Lock()
@@ -425,13 +379,5 @@ func (b *Bus) Lag(_ context.Context, s bus.Stream, group string) (map[int]int64,
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make(map[int]int64, len(st.parts))
-	for p, l := range st.parts {
-		o, ok := st.committed[group][p]
-		if !ok {
-			o = l.start
-		}
-		out[p] = l.end() - o
-	}
-	return out, nil
+	return st.committed.Lag(group, len(st.parts), func(p int) (int64, int64) { return st.parts[p].start, st.parts[p].end() }), nil
 }

@@ -11,13 +11,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/bus/bustest"
 	"github.com/frontiercrawl/frontier/internal/cputime"
 )
 
 var benchSync = flag.Bool("bench.sync", false, "benchmarks: fsync every Send and Commit")
 
 // BenchmarkSendFetchCommit moves feed-sized messages (20-byte key, 200-byte value) through one partition in
-// batches of 512, Send, Fetch, Commit, on a real directory (the same shape as membus's benchmark).
+// batches of 512, Send, Fetch, Commit, on a real directory (bustest.SendFetchCommit, as membus's benchmark).
 func BenchmarkSendFetchCommit(b *testing.B) {
 	benchSendFetchCommit(b, openDB(b, vfs.Default, b.TempDir()))
 }
@@ -29,7 +30,6 @@ func BenchmarkSendFetchCommitMemFS(b *testing.B) {
 }
 
 func benchSendFetchCommit(b *testing.B, db *pebble.DB) {
-	const batch = 512
 	defer db.Close()
 	cfg := DefaultConfig()
 	cfg.Sync = *benchSync
@@ -38,33 +38,7 @@ func benchSendFetchCommit(b *testing.B, db *pebble.DB) {
 		b.Fatal(err)
 	}
 	defer bb.Close()
-	ctx := b.Context()
-	p, _ := bb.Producer(ctx, bus.SpiderFeed, func([]byte, int) int { return 0 })
-	c, _ := bb.Consumer(ctx, bus.SpiderFeed, bus.GroupSpiderFeed, []int{0})
-	msgs := make([]bus.Message, batch)
-	val := make([]byte, 200)
-	for i := range msgs {
-		msgs[i] = bus.Message{Key: []byte("host-000000.example."), Value: val}
-	}
-	b.SetBytes(batch * 220)
-	start, cpu0 := time.Now(), cputime.Process()
-	for b.Loop() {
-		if err := p.Send(ctx, msgs...); err != nil {
-			b.Fatal(err)
-		}
-		for n := 0; n < batch; {
-			got, err := c.Fetch(ctx, batch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := c.Commit(ctx, got); err != nil {
-				b.Fatal(err)
-			}
-			n += len(got)
-		}
-	}
-	b.ReportMetric(float64(b.N*batch)/time.Since(start).Seconds(), "msgs/s")
-	b.ReportMetric(float64(b.N*batch)/(cputime.Process()-cpu0).Seconds(), "msgs/cpu-s")
+	bustest.SendFetchCommit(b, bb)
 }
 
 // BenchmarkRound is one round of standalone mode's loop on one database, every stream one partition: a

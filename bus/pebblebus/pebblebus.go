@@ -47,30 +47,10 @@ func DefaultConfig() Config {
 
 // Validate reports every problem with the configuration.
 func (c Config) Validate() error {
-	var errs []error
-	for _, s := range bus.Streams {
-		if n, ok := c.Partitions[s]; !ok || n <= 0 {
-			errs = append(errs, fmt.Errorf("partitions of %s = %d, want > 0", s, n))
-		}
-	}
-	for s := range c.Partitions {
-		if !slices.Contains(bus.Streams, s) {
-			errs = append(errs, fmt.Errorf("partitions: unknown stream %q", s))
-		}
-	}
+	errs := bus.CheckLayout(c.Partitions, c.Groups)
 	for _, s := range append(slices.Clone(c.DeferSends), c.DeferCommits...) {
 		if !slices.Contains(bus.Streams, s) {
 			errs = append(errs, fmt.Errorf("defer: unknown stream %q", s))
-		}
-	}
-	for s, gs := range c.Groups {
-		if !slices.Contains(bus.Streams, s) {
-			errs = append(errs, fmt.Errorf("groups: unknown stream %q", s))
-		}
-		for _, g := range gs {
-			if g == "" {
-				errs = append(errs, fmt.Errorf("groups of %s: empty group name", s))
-			}
 		}
 	}
 	if c.Prefix == 0 {
@@ -106,10 +86,9 @@ type stream struct {
 	commitMu sync.Mutex
 	mu       sync.Mutex
 	// changed is closed and replaced whenever messages are appended or committed, waking waiters.
-	changed chan struct{}
-	parts   []part
-	// committed[group][partition] is the next offset the group reads; absent means never committed.
-	committed map[string]map[int]int64
+	changed   chan struct{}
+	parts     []part
+	committed bus.Offsets
 	closed    bool
 }
 
@@ -310,16 +289,7 @@ func (st *stream) notifyLocked() {
 
 // lowLocked is the lowest offset of partition p an interested group still needs.
 func (st *stream) lowLocked(p int) int64 {
-	pt := st.parts[p]
-	low := pt.end
-	for _, offs := range st.committed {
-		o, ok := offs[p]
-		if !ok {
-			o = pt.start
-		}
-		low = min(low, o)
-	}
-	return low
+	return st.committed.Low(p, st.parts[p].start, st.parts[p].end)
 }
 
 // Producer opens a producer of s. See bus.Bus.
@@ -348,16 +318,9 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	}
 	st := p.st
 	n := len(st.parts)
-	parts := make([]int, len(msgs))
-	for i, m := range msgs {
-		q := m.Partition
-		if p.part != nil {
-			q = p.part(m.Key, n)
-		}
-		if q < 0 || q >= n {
-			return fmt.Errorf("pebblebus: %s: message %d goes to partition %d, out of range [0, %d)", st.name, i, q, n)
-		}
-		parts[i] = q
+	parts, err := bus.Route(st.name, msgs, p.part, n)
+	if err != nil {
+		return fmt.Errorf("pebblebus: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -428,13 +391,8 @@ func (b *Bus) Consumer(_ context.Context, s bus.Stream, group string, partitions
 	if st.closed {
 		return nil, bus.ErrClosed
 	}
-	offs := st.committed[group]
 	for _, p := range partitions {
-		o, ok := offs[p]
-		if !ok {
-			o = st.parts[p].start
-		}
-		c.pos[p] = o
+		c.pos[p] = st.committed.Next(group, p, st.parts[p].start)
 	}
 	return c, nil
 }
@@ -454,10 +412,10 @@ type span struct {
 	from, till int64
 }
 
-// Fetch returns up to max messages from the owned partitions, waiting for at least one.
-func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
-	if max <= 0 {
-		return nil, fmt.Errorf("pebblebus: fetch max = %d, want > 0", max)
+// Fetch returns up to limit messages from the owned partitions, waiting for at least one.
+func (c *consumer) Fetch(ctx context.Context, limit int) ([]bus.Message, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("pebblebus: fetch max = %d, want > 0", limit)
 	}
 	st := c.st
 	var spans []span
@@ -467,11 +425,11 @@ func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 			st.mu.Unlock()
 			return nil, bus.ErrClosed
 		}
-		left := int64(max)
+		left := int64(limit)
 		for i := range c.parts {
 			p := c.parts[(c.next+i)%len(c.parts)]
 			pt := st.parts[p]
-			from := max64(c.pos[p], pt.start) // trimmed below us only if this group committed past pos
+			from := max(c.pos[p], pt.start) // trimmed below us only if this group committed past pos
 			if from >= pt.end {
 				continue
 			}
@@ -501,7 +459,7 @@ func (c *consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 	for _, sp := range spans {
 		n += int(sp.till - sp.from)
 	}
-	out := make([]bus.Message, 0, n) // what is there, not max: a poll that finds one message costs one slot
+	out := make([]bus.Message, 0, n) // what is there, not limit: a poll that finds one message costs one slot
 	var arena []byte
 	for _, sp := range spans {
 		got, err := st.read(sp, out, &arena)
@@ -575,13 +533,6 @@ func carve(arena *[]byte, n int) []byte {
 	return a[l : l+n : l+n]
 }
 
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // pointTrimMax is the longest run of committed messages a Commit removes with point deletions rather than one
 // range deletion. Every range deletion in the memtable makes each new iterator of the database (every Fetch,
 // every queue scan) fragment all of the memtable's range deletions again: in a slow crawl, whose memtable
@@ -601,11 +552,9 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	next := bus.CommitOffsets(msgs)
-	for p := range next {
-		if !slices.Contains(c.parts, p) {
-			return fmt.Errorf("pebblebus: %s: commit of partition %d, which this consumer does not own", c.st.name, p)
-		}
+	next, err := bus.OwnedCommitOffsets(c.st.name, msgs, c.parts)
+	if err != nil {
+		return fmt.Errorf("pebblebus: %w", err)
 	}
 	st := c.st
 	st.commitMu.Lock()
@@ -704,13 +653,5 @@ func (b *Bus) Lag(_ context.Context, s bus.Stream, group string) (map[int]int64,
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make(map[int]int64, len(st.parts))
-	for p, pt := range st.parts {
-		o, ok := st.committed[group][p]
-		if !ok {
-			o = pt.start
-		}
-		out[p] = pt.end - o
-	}
-	return out, nil
+	return st.committed.Lag(group, len(st.parts), func(p int) (int64, int64) { return st.parts[p].start, st.parts[p].end }), nil
 }
