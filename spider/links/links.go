@@ -90,14 +90,14 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		baseHref    string
 		haveBase    bool
 		metaNoFollw bool
-		inA         = -1 // index in found of the open <a>, collecting text
-		text        strings.Builder
+		inA         = -1   // index in found of the open <a>, collecting text
+		text        []byte // the open <a>'s text so far (reused from link to link)
 	)
 	closeA := func() {
 		if inA >= 0 {
-			found[inA].text = strings.Join(strings.Fields(text.String()), " ")
+			found[inA].text = collapseSpace(text)
 			inA = -1
-			text.Reset()
+			text = text[:0]
 		}
 	}
 	for len(found) < opts.MaxLinks {
@@ -107,12 +107,12 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		}
 		switch tt {
 		case html.TextToken:
-			if inA >= 0 && text.Len() < opts.MaxTextBytes {
+			if inA >= 0 && len(text) < opts.MaxTextBytes {
 				t := z.Text()
-				if n := opts.MaxTextBytes - text.Len(); len(t) > n {
+				if n := opts.MaxTextBytes - len(text); len(t) > n {
 					t = t[:n]
 				}
-				text.Write(t)
+				text = append(text, t...)
 			}
 			continue
 		case html.EndTagToken:
@@ -130,11 +130,12 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		if tag == "" {
 			continue
 		}
-		_, hasAttr := z.TagName()
+		// TagAttr reads the attributes without TagName first (which would copy the name) and returns no key
+		// when the tag has none.
 		var href, src, rel, metaName, content string
-		for hasAttr {
+		for more := true; more; {
 			var k, v []byte
-			k, v, hasAttr = z.TagAttr()
+			k, v, more = z.TagAttr()
 			switch string(k) {
 			case "href":
 				href = string(v)
@@ -193,7 +194,15 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 	out := make([]frontier.Link, 0, len(found))
 	seen := make(map[string]int, len(found))
 	for _, r := range found {
+		var s string // the link as the URL Standard serialises it, without fragment
 		u, ok := fastResolve(baseURL, r.href)
+		if !ok && baseURL != nil {
+			// Absolute and already in the Standard's form: the base plays no part, and the serialisation is
+			// the reference up to its fragment.
+			if u, ok = canonicalURL(r.href); ok {
+				s, _, _ = strings.Cut(r.href, "#")
+			}
+		}
 		var err error
 		if !ok {
 			u, err = resolve(base, r.href)
@@ -201,7 +210,9 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 		if err != nil {
 			continue
 		}
-		s := u.String()
+		if s == "" {
+			s = u.String()
+		}
 		if i, dup := seen[s]; dup {
 			if !r.nofollow && !metaNoFollw {
 				out[i].NoFollow = false // followable from somewhere on the page
@@ -214,6 +225,32 @@ func ExtractReader(pageURL *url.URL, r io.Reader, opts Options) []frontier.Link 
 	return out
 }
 
+// collapseSpace is strings.Join(strings.Fields(string(b)), " "), in one allocation when b is ASCII text
+// without runs of white space or white space at its ends (most anchor text).
+func collapseSpace(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	prevSpace := true // so that leading white space takes the general path
+	for _, c := range b {
+		switch {
+		case c >= 0x80, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return strings.Join(strings.Fields(string(b)), " ")
+		case c == ' ':
+			if prevSpace {
+				return strings.Join(strings.Fields(string(b)), " ")
+			}
+			prevSpace = true
+		default:
+			prevSpace = false
+		}
+	}
+	if prevSpace {
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	return string(b)
+}
+
 // rawTag returns the name of the tag token whose unmodified text is raw ("<name ..." from 1, "</name ..." from
 // 2) when it is one Extract looks at (a, area, link, frame, iframe, base, meta), or "". It reads the name where
 // the tokenizer does (up to white space, '/' or '>') and compares it ASCII case-insensitively, as the
@@ -223,8 +260,12 @@ func rawTag(raw []byte, from int) string {
 		return ""
 	}
 	end := from
-	for end < len(raw) && !strings.ContainsRune(" \n\r\t\f/>", rune(raw[end])) {
-		end++
+scan:
+	for ; end < len(raw); end++ {
+		switch raw[end] {
+		case ' ', '\n', '\r', '\t', '\f', '/', '>':
+			break scan
+		}
 	}
 	name := raw[from:end]
 	var want string
@@ -294,6 +335,11 @@ func Resolve(base *url.URL, ref string) (*url.URL, error) {
 
 // resolve is Resolve with the base already serialised (Extract resolves many links against one base).
 func resolve(base, ref string) (*url.URL, error) {
+	if base == "" {
+		if u, ok := canonicalURL(ref); ok {
+			return u, nil
+		}
+	}
 	s, err := identity.ResolveReference(base, ref)
 	if err != nil {
 		if errors.Is(err, identity.ErrUnsupportedScheme) {
@@ -338,6 +384,129 @@ func fastResolve(base *url.URL, ref string) (*url.URL, bool) {
 	u := base.ResolveReference(r)
 	u.Fragment, u.RawFragment = "", ""
 	return u, true
+}
+
+// canonicalURL parses s with net/url when s is an absolute http(s) URL already in the form the URL Standard
+// serialises it to, so that identity.ResolveReference("", s) would return s unchanged (FuzzCanonicalURL
+// holds it to that): lower-case scheme and host, the host a name of ASCII letters, digits and hyphens (no
+// IDNA "xn--" label, no label that ends in a number unless the host is a dotted-decimal IPv4 address), no
+// userinfo, no default or zero-led port, a path from "/" without dot segments, and path, query and fragment
+// made only of characters neither the Standard nor net/url escape or reinterpret. Anything else returns
+// false and takes the full path. The fragment is dropped, as parseResolved does; the URL's String is then s
+// up to its '#'.
+func canonicalURL(s string) (*url.URL, bool) {
+	var rest, defPort string
+	switch {
+	case strings.HasPrefix(s, "http://"):
+		rest, defPort = s[len("http://"):], "80"
+	case strings.HasPrefix(s, "https://"):
+		rest, defPort = s[len("https://"):], "443"
+	default:
+		return nil, false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 || rest[end] != '/' {
+		return nil, false // an empty path serialises as "/"
+	}
+	host, port, hasPort := strings.Cut(rest[:end], ":")
+	if hasPort && !canonicalPort(port, defPort) || !canonicalHost(host) {
+		return nil, false
+	}
+	tail := rest[end:]
+	seg, inPath := 1, true // the start of the current path segment; still in the path
+	for i := 1; i < len(tail); i++ {
+		c := tail[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-' || c == '.' || c == '_' || c == '~' || c == '=' || c == '&' || c == ';' || c == ',' ||
+			c == '+' || c == '!' || c == '$' || c == '(' || c == ')' || c == '*' || c == ':' || c == '@':
+		case c == '/' || c == '?' || c == '#':
+			if inPath {
+				if isDotSegment(tail[seg:i]) {
+					return nil, false
+				}
+				seg, inPath = i+1, c == '/'
+			}
+		case c == '%':
+			if i+2 >= len(tail) || !ishex(tail[i+1]) || !ishex(tail[i+2]) || tail[i+1] == '2' && (tail[i+2] == 'e' || tail[i+2] == 'E') {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if inPath && isDotSegment(tail[seg:]) {
+		return nil, false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host != rest[:end] {
+		return nil, false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, true
+}
+
+func isDotSegment(s string) bool { return s == "." || s == ".." }
+
+// canonicalPort reports whether port (digits) is serialised as is for a scheme whose default port is def.
+func canonicalPort(port, def string) bool {
+	if port == "" || port == def || len(port) > 5 || port[0] == '0' {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+		n = n*10 + int(port[i]-'0')
+	}
+	return n <= 65535
+}
+
+// canonicalHost reports whether h is a host the URL Standard serialises unchanged: a dotted-decimal IPv4
+// address, or lower-case ASCII labels of letters, digits and inner hyphens, none an IDNA "xn--" label or
+// with "--" at the third position, the last starting with a letter.
+func canonicalHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last != "" && last[0] >= '0' && last[0] <= '9' {
+		return canonicalIPv4(h)
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || label[0] == '-' || label[len(label)-1] == '-' || len(label) >= 4 && label[2:4] == "--" {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// canonicalIPv4 reports whether h is four decimal numbers of 0-255 without leading zeros.
+func canonicalIPv4(h string) bool {
+	parts := 0
+	for p := range strings.SplitSeq(h, ".") {
+		parts++
+		if p == "" || len(p) > 3 || len(p) > 1 && p[0] == '0' {
+			return false
+		}
+		n := 0
+		for i := 0; i < len(p); i++ {
+			if p[i] < '0' || p[i] > '9' {
+				return false
+			}
+			n = n*10 + int(p[i]-'0')
+		}
+		if n > 255 {
+			return false
+		}
+	}
+	return parts == 4
 }
 
 // parseResolved parses a WHATWG serialisation with net/url and drops the fragment. The URL Standard keeps a

@@ -3,6 +3,7 @@ package links
 import (
 	"bytes"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -301,4 +302,43 @@ func FuzzRawTag(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkExtractWebPage extracts a small page shaped like the loopback web's (frontiertest/web with
+// UseIPs): links in the forms its pages write them, a third absolute (same host and other hosts, some with a
+// fragment), the rest relative.
+func BenchmarkExtractWebPage(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("<!DOCTYPE html>\n<html><head><title>page 17 of host 3</title></head><body>\n<h1>page 17</h1>\n")
+	for i := range 12 {
+		var href string
+		switch i % 6 {
+		case 0:
+			href = "http://127.0.0.4:40123/d1/page" + strconv.Itoa(i) + ".html"
+		case 1:
+			href = "http://127.0.0.9:40131/d2/page" + strconv.Itoa(i) + ".html#from-host3.test"
+		case 2:
+			href = "../d3/page" + strconv.Itoa(i) + ".html"
+		case 3:
+			href = "/d0/page" + strconv.Itoa(i) + ".html#top"
+		case 4:
+			href = "./page" + strconv.Itoa(i) + ".html"
+		default:
+			href = "/d2/page" + strconv.Itoa(i) + ".html"
+		}
+		s.WriteString(`<p><a href="` + href + `">next: page ` + strconv.Itoa(i) + "</a></p>\n")
+	}
+	s.WriteString("<p>Some text of the page, as the web writes it.</p>\n</body></html>\n")
+	body := []byte(s.String())
+	u := mustURL(b, "http://127.0.0.4:40123/d1/page17.html")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	n := 0
+	c0 := cputime.Process()
+	for b.Loop() {
+		Extract(u, body, Options{})
+		n++
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pages/s")
+	b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(n), "CPU-µs/page")
 }
