@@ -431,23 +431,30 @@ func (f *Fingerprinter) URL(rawURL string) (frontier.Fingerprint, error) {
 // AppendURL appends the URL fingerprint of rawURL to dst, using scratch (may be nil) for the canonical
 // form: the allocation-free form of URL for hot paths. It must not be used with the scrapy variants.
 func (f *Fingerprinter) AppendURL(dst []byte, rawURL string, scratch []byte) (frontier.Fingerprint, error) {
+	fp, _, err := f.appendURL(dst, rawURL, scratch)
+	return fp, err
+}
+
+// appendURL is AppendURL that also returns scratch as grown for the canonical form, to reuse.
+func (f *Fingerprinter) appendURL(dst []byte, rawURL string, scratch []byte) (frontier.Fingerprint, []byte, error) {
 	if f.key == nil {
 		fp, err := f.URL(rawURL)
-		return append(dst, fp...), err
+		return append(dst, fp...), scratch, err
 	}
 	c, err := f.canon.AppendCanonical(scratch[:0], rawURL)
 	if err != nil {
-		return dst, err
+		return dst, scratch, err
 	}
 	switch f.name {
 	case "sha1":
 		h := sha1.Sum(c)
-		return append(dst, h[:]...), nil
+		return append(dst, h[:]...), c, nil
 	case "md5":
 		h := md5.Sum(c)
-		return append(dst, h[:]...), nil
+		return append(dst, h[:]...), c, nil
 	}
-	return f.key(dst, unsafeString(c))
+	fp, err := f.key(dst, unsafeString(c))
+	return fp, c, err
 }
 
 // unsafeString views b as a string without copying; the key functions only read it, and b is not
@@ -473,6 +480,14 @@ func New(fingerprint string, canon CanonOptions) (Identifier, error) {
 
 // Fingerprint returns the fingerprint of rawURL (canonicalised first).
 func (i Identifier) Fingerprint(rawURL string) (frontier.Fingerprint, error) { return i.F.URL(rawURL) }
+
+// AppendFingerprint appends Fingerprint(rawURL) to dst, canonicalising in *scratch (grown and kept there for
+// the next call): a page's links are fingerprinted into one buffer without an allocation each.
+func (i Identifier) AppendFingerprint(dst []byte, rawURL string, scratch *[]byte) (frontier.Fingerprint, error) {
+	fp, c, err := i.F.appendURL(dst, rawURL, *scratch)
+	*scratch = c[:0]
+	return fp, err
+}
 
 // Domain returns Frontera's meta[b'domain'] for u, with the domain fingerprint filled in (what
 // DomainMiddleware then DomainFingerprintMiddleware produce). A URL without a host, where Frontera raises,

@@ -15,7 +15,8 @@ type Identity interface {
 	// Fingerprint returns the fingerprint of the canonical form of rawURL (an absolute URL already resolved
 	// with the WHATWG rules).
 	Fingerprint(rawURL string) (frontier.Fingerprint, error)
-	// Domain returns Frontera's meta[b'domain'] for u, Fingerprint included.
+	// Domain returns Frontera's meta[b'domain'] for u, Fingerprint included. It must depend only on u's
+	// scheme, user info and host: the spider keeps it per scheme and host for the links of its pages.
 	Domain(u *url.URL) frontier.MetaDomain
 }
 
@@ -37,4 +38,10 @@ func (SimpleIdentity) Domain(u *url.URL) frontier.MetaDomain {
 	name := u.Hostname()
 	s := sha1.Sum([]byte(name))
 	return frontier.MetaDomain{Netloc: u.Host, Name: name, Scheme: u.Scheme, Fingerprint: hex.EncodeToString(s[:])}
+}
+
+// fingerprintAppender is an Identity that fingerprints into the caller's buffer (identity.Identifier): the
+// spider fingerprints a page's links with it, without an allocation per link.
+type fingerprintAppender interface {
+	AppendFingerprint(dst []byte, rawURL string, scratch *[]byte) (frontier.Fingerprint, error)
 }

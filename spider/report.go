@@ -127,6 +127,13 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		var order []string
 		n := 0
 		var disc frontier.Value = discovered // boxed once for all the links
+		// The page's link requests, their meta entries and hex fingerprints are carved from one allocation
+		// each (3-index slices: an append to one never reaches the next).
+		reqs := make([]frontier.Request, len(f.Links))
+		entries := make([]frontier.Entry, 3*len(f.Links))
+		hexes := make([]byte, 0, 2*sha1.Size*len(f.Links))
+		fa, _ := s.id.(fingerprintAppender)
+		var raw, scratch []byte
 		for _, l := range f.Links {
 			if l.NoFollow && s.cfg.HonourNoFollow {
 				continue
@@ -135,23 +142,31 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			if err != nil {
 				continue
 			}
-			fp, err := s.id.Fingerprint(l.URL)
+			var fp frontier.Fingerprint
+			if fa != nil {
+				fp, err = fa.AppendFingerprint(raw[:0], l.URL, &scratch)
+				raw = fp
+			} else {
+				fp, err = s.id.Fingerprint(l.URL)
+			}
 			if err != nil {
 				continue
 			}
 			host := u.Host
 			dom, ok := domains[host]
 			if !ok {
-				var tmp frontier.Request
-				d := s.id.Domain(u)
-				tmp.SetMetaDomain(d)
-				dom, _ = tmp.Meta.Get(frontier.MetaKeyDomain)
-				domains[host], fps[host] = dom, d.Fingerprint
+				dom, fps[host] = s.linkDomain(u)
+				domains[host] = dom
 			}
-			lr := &frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 3)}
-			lr.Meta.Set(frontier.MetaKeyFingerprint, hexBytes(fp)) // SetMetaFingerprint, in one allocation
-			lr.Meta.Set(frontier.MetaKeyDomain, dom)
-			lr.Meta.Set(MetaKeyDiscovered, disc)
+			start := len(hexes)
+			hexes = hex.AppendEncode(hexes, fp)
+			lr := &reqs[n]
+			*lr = frontier.Request{URL: l.URL, Method: http.MethodGet, Meta: entries[3*n : 3*n+3 : 3*n+3]}
+			// What Meta.Set of the three keys on an empty map makes (SetMetaFingerprint in one allocation),
+			// with the keys' bytes shared: meta entries are never written into (see reportedRequest).
+			lr.Meta[0] = frontier.Entry{Key: metaKeyFingerprint, Value: hexes[start:len(hexes):len(hexes)]}
+			lr.Meta[1] = frontier.Entry{Key: metaKeyDomain, Value: dom}
+			lr.Meta[2] = frontier.Entry{Key: metaKeyDiscovered, Value: disc}
 			key := fps[host]
 			if _, ok := byHost[key]; !ok {
 				order = append(order, key)
@@ -166,6 +181,62 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		s.m.links.Add(float64(n))
 	}
 	s.queue(ctx, it, msgs)
+}
+
+// linkDomain is the domain meta map of a link to u (what SetMetaDomain stores for s.id.Domain(u)) and the
+// domain's fingerprint, from the spider's cache when a link to the same scheme and host was seen before. The
+// map is shared by every link to the host: meta values are never written into (see reportedRequest).
+func (s *Spider) linkDomain(u *url.URL) (frontier.Value, string) {
+	if u.User != nil || u.Opaque != "" {
+		d := s.id.Domain(u) // the netloc Frontera sees includes the user info: not cached
+		return domainValue(d), d.Fingerprint
+	}
+	key := u.Scheme + "://" + u.Host
+	if e, ok := s.domains.get(key); ok {
+		return e.meta, e.fp
+	}
+	d := s.id.Domain(u)
+	e := domainEntry{meta: domainValue(d), fp: d.Fingerprint}
+	s.domains.put(key, e)
+	return e.meta, e.fp
+}
+
+// domainValue is the meta value SetMetaDomain stores for d.
+func domainValue(d frontier.MetaDomain) frontier.Value {
+	var tmp frontier.Request
+	tmp.SetMetaDomain(d)
+	v, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
+	return v
+}
+
+// maxCachedDomains bounds domainCache: past it the cache starts again empty.
+const maxCachedDomains = 8192
+
+type domainEntry struct {
+	meta frontier.Value
+	fp   string
+}
+
+// domainCache maps "scheme://host" to the domain meta of links there. Safe for concurrent use.
+type domainCache struct {
+	mu sync.Mutex
+	m  map[string]domainEntry
+}
+
+func (c *domainCache) get(key string) (domainEntry, bool) {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	return e, ok
+}
+
+func (c *domainCache) put(key string, e domainEntry) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedDomains {
+		c.m = make(map[string]domainEntry)
+	}
+	c.m[key] = e
+	c.mu.Unlock()
 }
 
 // redirectTarget is the request for the target of req's 3xx answer: a link to the target's host owner that
@@ -286,12 +357,12 @@ func domainKey(r *frontier.Request) []byte {
 	return []byte(d.Fingerprint)
 }
 
-// hexBytes is []byte(fp.Hex()) in one allocation.
-func hexBytes(fp frontier.Fingerprint) []byte {
-	b := make([]byte, hex.EncodedLen(len(fp)))
-	hex.Encode(b, fp)
-	return b
-}
+// The meta keys of a link request, as Map.Set writes them (bin), shared by all the links.
+var (
+	metaKeyFingerprint frontier.Value = []byte(frontier.MetaKeyFingerprint)
+	metaKeyDomain      frontier.Value = []byte(frontier.MetaKeyDomain)
+	metaKeyDiscovered  frontier.Value = []byte(MetaKeyDiscovered)
+)
 
 func (s *Spider) appendMsg(msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
 	b, err := s.deps.Codec.EncodeMessage(m)

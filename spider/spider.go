@@ -90,6 +90,7 @@ type Spider struct {
 	inflight  chan struct{}
 	ctx       context.Context // Run's context: fetches stop when it ends
 	transport *http.Transport // the transport New built (nil when Deps.Transport was given); Run closes its idle connections
+	domains   domainCache     // links' domain meta by scheme and host (reportPage)
 
 	// journal of reported feed offsets (nil unless the spider log is durable, see DurableProducer)
 	journal       *journal

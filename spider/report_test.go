@@ -1,0 +1,155 @@
+package spider
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	frontier "github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/identity"
+	"github.com/frontiercrawl/frontier/internal/cputime"
+)
+
+// webPage is a small page shaped like the loopback web's (frontiertest/web with UseIPs), 12 links.
+func webPage() []byte {
+	var s strings.Builder
+	s.WriteString("<!DOCTYPE html>\n<html><head><title>page 17 of host 3</title></head><body>\n<h1>page 17</h1>\n")
+	for i := range 12 {
+		var href string
+		switch i % 4 {
+		case 0:
+			href = "http://127.0.0.4:40123/d1/page" + strconv.Itoa(i) + ".html"
+		case 1:
+			href = "http://127.0.0.9:40131/d2/page" + strconv.Itoa(i) + ".html#from-host3.test"
+		case 2:
+			href = "../d3/page" + strconv.Itoa(i) + ".html"
+		default:
+			href = "/d0/page" + strconv.Itoa(i) + ".html#top"
+		}
+		s.WriteString(`<p><a href="` + href + `">next: page ` + strconv.Itoa(i) + "</a></p>\n")
+	}
+	s.WriteString("</body></html>\n")
+	return []byte(s.String())
+}
+
+// reportSpider is a spider for calling reportPage directly, with the msgpack codec and id.
+func reportSpider(tb testing.TB, id Identity) *Spider {
+	cfg := DefaultConfig()
+	cfg.StateDir = ""
+	c := &fakeCodec{}
+	s, err := New(cfg, Deps{Feed: newFeed().consumer(), Log: newLog(c), Codec: codec.Msgpack{}, Identity: id})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// reportOnce reports a fetched web page and returns the messages' bytes.
+func reportOnce(s *Spider, req *frontier.Request, body []byte) [][]byte {
+	f := &Fetched{Request: req, URL: req.URL, Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: body, HTML: true}
+	it := &item{entry: s.tracker.add(bus.Message{}), req: req}
+	s.reportPage(context.Background(), it, f)
+	o := <-s.reports
+	s.tracker.done(o.entry)
+	var out [][]byte
+	for _, m := range o.msgs {
+		out = append(out, m.Value)
+	}
+	return out
+}
+
+// hiddenAppender is an Identity without AppendFingerprint: reportPage fingerprints with Fingerprint.
+type hiddenAppender struct{ Identity }
+
+// TestReportLinksMeta checks the link requests reportPage publishes: the same bytes whether the identity
+// fingerprints into a buffer or not, and each link's meta what Map.Set of its three keys makes.
+func TestReportLinksMeta(t *testing.T) {
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &frontier.Request{URL: "http://127.0.0.4:40123/d1/page17.html", Method: "GET"}
+	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
+	body := webPage()
+	a, b := reportSpider(t, id), reportSpider(t, hiddenAppender{id})
+	var got, want [][]byte
+	for try := 0; ; try++ {
+		ms := time.Now().UnixMilli()
+		got, want = reportOnce(a, req, body), reportOnce(b, req, body)
+		if time.Now().UnixMilli() == ms || try == 100 { // both in one millisecond: same discovery time
+			break
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("messages differ with AppendFingerprint (-without +with):\n%s", d)
+	}
+	links := 0
+	for _, v := range got {
+		m, err := codec.Msgpack{}.DecodeMessage(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		le, ok := m.(*frontier.LinksExtracted)
+		if !ok {
+			continue
+		}
+		for _, l := range le.Links {
+			links++
+			fp, err := id.Fingerprint(l.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, _ := url.Parse(l.URL)
+			var old frontier.Request
+			old.Meta = make(frontier.Map, 0, 3)
+			old.SetMetaFingerprint(fp)
+			var tmp frontier.Request
+			tmp.SetMetaDomain(id.Domain(u))
+			dom, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
+			old.Meta.Set(frontier.MetaKeyDomain, dom)
+			disc, _ := l.Meta.Get(MetaKeyDiscovered)
+			old.Meta.Set(MetaKeyDiscovered, disc)
+			ob, err := codec.Msgpack{}.EncodeRequest(&frontier.Request{URL: l.URL, Method: "GET", Meta: old.Meta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb, _ := codec.Msgpack{}.EncodeRequest(&frontier.Request{URL: l.URL, Method: "GET", Meta: l.Meta})
+			if !bytes.Equal(ob, nb) {
+				t.Errorf("link %s: meta %v, want %v", l.URL, l.Meta, old.Meta)
+			}
+		}
+	}
+	if links != 12 {
+		t.Errorf("%d links published, want 12", links)
+	}
+}
+
+// BenchmarkReportPage reports a small fetched page (12 links: extraction, the page_crawled and
+// links_extracted messages, msgpack) with the identity package's sha1 Identifier, as the standalone crawl does.
+func BenchmarkReportPage(b *testing.B) {
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := reportSpider(b, id)
+	req := &frontier.Request{URL: "http://127.0.0.4:40123/d1/page17.html", Method: "GET"}
+	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
+	body := webPage()
+	b.ReportAllocs()
+	n := 0
+	c0 := cputime.Process()
+	for b.Loop() {
+		reportOnce(s, req, body)
+		n++
+	}
+	b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(n), "CPU-µs/page")
+}
