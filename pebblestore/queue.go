@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -36,6 +37,50 @@ type Queue struct {
 	// mu.
 	skips  map[int]*skipMemo
 	nextMu map[int]*sync.Mutex // one Next per partition at a time
+	// taken and watches let Ack delete the rows Next returned without reading them (see takenRows). Guarded
+	// by mu.
+	taken   map[string]uint64
+	watches map[int]map[string]struct{}
+	seed    maphash.Seed
+	// afterSnapshot, if set, runs in Next right after its iterator's snapshot (tests: a write racing a Next).
+	afterSnapshot func()
+}
+
+// takenRows: Ack without reads (issue 21: the index and row seeks of Ack were 0.7-1.1 s of the fast web's CPU): taken
+// maps the fingerprint of every item a Next returned to a hash of its row key and request, as long as nothing
+// wrote that fingerprint since the Next's snapshot (Schedule, promote, Ack and AckDelivered call touch, which
+// drops it from taken and notes it in the watch of every Next running, so that a Next whose snapshot predates
+// the write does not add it back). While a fingerprint is in taken its row is the one Next read: the row key
+// is the item's ready key and the index entry points to it (every write keeps one row per fingerprint, and its
+// index entry, together). So an acknowledged item whose fingerprint is in taken with the hash of its own ready
+// key and request is deleted, row and index entry, without a read; any other item goes the reading way. A
+// hash is 64 bits: an item acknowledged with another request than the row holds, or another score bucket or
+// host, matches a taken hash only by a collision of its (key, request) with the row's (odds 2^-64).
+//
+// maxTaken bounds taken: past it (items taken and never acknowledged, as those of a blocked host are) it is
+// emptied, and Ack reads again for the items taken before.
+const maxTaken = 1 << 16
+
+// touch notes a write of fingerprint fp (a row set or deleted). Locked.
+func (q *Queue) touch(fp []byte) {
+	if len(q.taken) > 0 {
+		delete(q.taken, string(fp))
+	}
+	for _, w := range q.watches {
+		w[string(fp)] = struct{}{}
+	}
+}
+
+// takenHash is the hash taken holds for a row at key holding the request req.
+func (q *Queue) takenHash(key, req []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(q.seed)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(key)))
+	h.Write(n[:])
+	h.Write(key)
+	h.Write(req)
+	return h.Sum64()
 }
 
 // skipMemo lets Next seek past a host's group straight to the next live row instead of wading again through the
@@ -61,7 +106,8 @@ var ErrPartitionRange = fmt.Errorf("pebblestore: partition outside [0, %d]", uin
 func openQueue(d *DB) (*Queue, error) {
 	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64),
 		start: make(map[int][]byte), written: make(map[int]*[]byte), skips: make(map[int]*skipMemo),
-		nextMu: make(map[int]*sync.Mutex)}
+		nextMu: make(map[int]*sync.Mutex), taken: make(map[string]uint64), watches: make(map[int]map[string]struct{}),
+		seed: maphash.MakeSeed()}
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxCount}, UpperBound: []byte{pfxCount + 1}})
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: load queue counts: %w", err)
@@ -183,6 +229,7 @@ func (q *Queue) schedule(items []queue.Item, last map[string]int) error {
 		}
 		delta[it.Partition]++
 		q.indexed.Add(it.Fingerprint)
+		q.touch(it.Fingerprint)
 		q.lowerStart(it.Partition, key)
 		// Build the row value and the index key in the batch's own memory (no per-item allocations).
 		op := b.SetDeferred(len(key), queueValueLen(it.Host, it.Request))
@@ -253,6 +300,7 @@ func (q *Queue) promote(partition int, now int64) error {
 			return errors.Join(fmt.Errorf("pebblestore: delayed row %x: %w", it.Key(), err), it.Close())
 		}
 		key := readyKey(partition, bucket(v.score, q.buckets), string(v.host), fp)
+		q.touch(fp)
 		q.lowerStart(partition, key)
 		err = errors.Join(
 			b.Delete(it.Key(), nil),
@@ -353,28 +401,54 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	}
 	memo := &skipMemo{}
 	q.skips[partition] = memo
+	watch := make(map[string]struct{})
+	q.watches[partition] = watch
 	// The snapshot is taken under mu: every write after it is recorded in written and in memo.writes, and every
 	// write before it (since the last Next's snapshot) is in writes.
 	it, err := q.d.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: end})
 	q.mu.Unlock()
+	if q.afterSnapshot != nil {
+		q.afterSnapshot()
+	}
 	if err != nil {
 		q.mu.Lock()
 		delete(q.written, partition)
 		delete(q.skips, partition)
+		delete(q.watches, partition)
 		q.mu.Unlock()
 		return nil, fmt.Errorf("pebblestore: next: %w", err)
 	}
 	slices.SortFunc(writes, bytes.Compare)
 	jumped := make(map[string][]byte, len(jump))
 	firstLive := end
+	var got []queue.Item // the batch, once read without error
+	canonical := true    // every row offered sits at its item's ready key (see takenRows)
 	defer func() {
+		var hs []uint64
+		if canonical {
+			hs = make([]uint64, len(got))
+			var key []byte
+			for i := range got {
+				key = appendReadyKey(key[:0], partition, bucket(got[i].Score, q.buckets), got[i].Host, got[i].Fingerprint)
+				hs[i] = q.takenHash(key, got[i].Request)
+			}
+		}
 		q.mu.Lock()
 		if written != nil && bytes.Compare(written, firstLive) < 0 {
 			firstLive = written
 		}
 		q.start[partition] = firstLive
 		delete(q.written, partition)
+		delete(q.watches, partition)
 		memo.jump = jumped
+		if len(q.taken)+len(hs) > maxTaken {
+			clear(q.taken)
+		}
+		for i, h := range hs {
+			if _, ok := watch[string(got[i].Fingerprint)]; !ok {
+				q.taken[string(got[i].Fingerprint)] = h
+			}
+		}
 		q.mu.Unlock()
 	}()
 	p := queue.NewPicker(lim)
@@ -386,7 +460,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	}
 	for ok && !p.Done() {
 		k := it.Key()
-		_, _, host, fp, sep, err := decodeReadyKey(k)
+		_, kb, host, fp, sep, err := decodeReadyKey(k)
 		if err != nil {
 			return nil, errors.Join(err, it.Close())
 		}
@@ -417,6 +491,9 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 			return nil, errors.Join(fmt.Errorf("pebblestore: queue row %x: %w", k, err), it.Close())
 		}
 		if v.notBefore <= now {
+			if kb != bucket(v.score, q.buckets) || !bytes.Equal(host, v.host) {
+				canonical = false // a row keyed by another bucket count: Ack reads it
+			}
 			p.Offer(queue.Item{
 				Partition:   partition,
 				Host:        string(host),
@@ -431,13 +508,15 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblestore: next: %w", err)
 	}
-	return p.Items(), nil
+	got = p.Items()
+	return got, nil
 }
 
 // Ack implements queue.Queue: it deletes the row the index holds for each fingerprint, if that row is in the
 // item's partition (and, for an item with its request, still holds that request).
 //
-// A batch's index entries are read in fingerprint order with one iterator, and then its rows in key order
+// An item a Next returned whose row nothing wrote since (takenRows) is deleted without a read. For the others,
+// the batch's index entries are read in fingerprint order with one iterator, and then their rows in key order
 // with another (Pebble keeps its position between nearby keys, where a Get builds an iterator per key): two
 // point reads per URL were 6% of the standalone gateway benchmark's CPU.
 func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
@@ -456,8 +535,40 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(items[a].Fingerprint, items[b].Fingerprint) })
 	idx = slices.CompactFunc(idx, func(a, b int) bool { return bytes.Equal(items[a].Fingerprint, items[b].Fingerprint) })
+	// Hash the ready keys and requests outside the lock, for the taken rows (see takenRows).
+	hs := make([]uint64, len(idx))
+	var key []byte
+	for j, i := range idx {
+		if it := &items[i]; len(it.Request) > 0 && it.Partition >= 0 && uint64(it.Partition) <= maxPartition && it.Score >= 0 && it.Score <= 1 {
+			key = appendReadyKey(key[:0], it.Partition, bucket(it.Score, q.buckets), it.Host, it.Fingerprint)
+			hs[j] = q.takenHash(key, it.Request)
+		}
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	b := q.d.db.NewBatch()
+	defer b.Close()
+	delta := map[int]int64{}
+	// The taken rows go without a read; the others are read below.
+	rest := idx[:0]
+	for j, i := range idx {
+		it := &items[i]
+		if h, ok := q.taken[string(it.Fingerprint)]; !ok || hs[j] == 0 || h != hs[j] {
+			rest = append(rest, i)
+			continue
+		}
+		key = appendReadyKey(key[:0], it.Partition, bucket(it.Score, q.buckets), it.Host, it.Fingerprint)
+		if err := b.Delete(key, nil); err != nil {
+			return fmt.Errorf("pebblestore: ack: %w", err)
+		}
+		key = append(append(key[:0], pfxIndex), it.Fingerprint...)
+		if err := b.Delete(key, nil); err != nil {
+			return fmt.Errorf("pebblestore: ack: %w", err)
+		}
+		q.touch(it.Fingerprint)
+		delta[it.Partition]--
+	}
+	idx = rest
 	type row struct {
 		item int
 		key  []byte
@@ -497,9 +608,6 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.key, b.key) })
 	var look2 func([]byte) ([]byte, bool, error)
 	done = func() {}
-	b := q.d.db.NewBatch()
-	defer b.Close()
-	delta := map[int]int64{}
 	for _, r := range rows {
 		it := &items[r.item]
 		if len(it.Request) > 0 {
@@ -524,6 +632,7 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 		if err := errors.Join(b.Delete(r.key, nil), b.Delete(prefixed(pfxIndex, it.Fingerprint), nil)); err != nil {
 			return fmt.Errorf("pebblestore: ack: %w", err)
 		}
+		q.touch(it.Fingerprint)
 		delta[it.Partition]--
 	}
 	return q.commit(b, delta)
@@ -615,6 +724,7 @@ func (q *Queue) AckDelivered(ctx context.Context, items []queue.Item) (int, erro
 		if err := errors.Join(b.Delete(key, nil), b.Delete(prefixed(pfxIndex, fp), nil)); err != nil {
 			return 0, fmt.Errorf("pebblestore: ack delivered: %w", err)
 		}
+		q.touch(fp)
 		delta[items[i].Partition]--
 		n++
 	}
@@ -622,4 +732,14 @@ func (q *Queue) AckDelivered(ctx context.Context, items []queue.Item) (int, erro
 		return 0, nil
 	}
 	return n, q.commit(b, delta)
+}
+
+// appendReadyKey appends readyKey(p, b, host, fp) to k, for the keys Ack derives without allocating.
+func appendReadyKey(k []byte, p int, b uint16, host string, fp []byte) []byte {
+	k = append(k, pfxReady)
+	k = binary.BigEndian.AppendUint32(k, uint32(p))
+	k = binary.BigEndian.AppendUint16(k, b)
+	k = append(k, host...)
+	k = append(k, 0)
+	return append(k, fp...)
 }
