@@ -147,6 +147,22 @@ type flow struct {
 	parts map[int]*partFlow
 	// round is the loop's measured refill time, smoothed (see measuredRound); 0 until measured.
 	round time.Duration
+	// budget is what a partition may have outstanding (flowMaxOutstanding; 0: no bound), active how many
+	// hosts were active per partition at its last scan: a guessed depth is at most the host's share of the
+	// budget (guessShare).
+	budget int
+	active map[int]int
+	// wait is, per partition, what its last scan left (idle). Guarded by mu.
+	wait map[int]*partWait
+}
+
+// partWait is what the scans of one partition tell idle.
+type partWait struct {
+	asked    map[string]int      // the running scan's caps (HostCap's answers)
+	hosts    map[string]struct{} // the hosts that took their whole cap in the last scan: rows may be left
+	valid    bool                // the last scan went through the whole partition (its batch was not full)
+	scanning bool
+	fresh    bool // rows were scheduled since the last scan began for a host outside hosts (or during it)
 }
 
 // partFlow is when a partition's last Next ran, what gen was then, and whether it came back full.
@@ -162,24 +178,126 @@ func newFlow(cfg FlowConfig, perHost int) *flow {
 		perHost = cfg.MaxDepth
 	}
 	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{},
-		partOut: map[int]int{}, parts: map[int]*partFlow{}}
+		partOut: map[int]int{}, parts: map[int]*partFlow{}, active: map[int]int{}, wait: map[int]*partWait{}}
 }
 
 // caps returns the HostCap function of one batch at now.
-func (f *flow) caps(now time.Time) func(host string) int {
+func (f *flow) caps(now time.Time) func(host string) int { return f.capsFor(now, -1) }
+
+// capsFor returns the HostCap function of partition p's batch at now, which notes its answers for idle (p < 0:
+// not noted).
+func (f *flow) capsFor(now time.Time, p int) func(host string) int {
 	return func(host string) int {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		h := f.hosts[host]
-		if h == nil {
-			return f.perHost
+		c := f.capLocked(now, host)
+		if pw := f.wait[p]; pw != nil && pw.scanning {
+			pw.asked[host] = c
 		}
-		if h.outstanding > 0 && now.Sub(h.last) > f.cfg.Expire {
-			f.addOut(h, -h.outstanding)
-			h.busy = false
-		}
-		return max(f.depthLocked(h)-h.outstanding, 0)
+		return c
 	}
+}
+
+// capLocked is host's cap now. f.mu is held.
+func (f *flow) capLocked(now time.Time, host string) int {
+	h := f.hosts[host]
+	if h == nil {
+		return f.perHost
+	}
+	if h.outstanding > 0 && now.Sub(h.last) > f.cfg.Expire {
+		f.addOut(h, -h.outstanding)
+		h.busy = false
+	}
+	return max(f.depthLocked(h)-h.outstanding, 0)
+}
+
+// Skipping the scans that would come back empty (issue 21: 28% of the fast web's scans found every host with
+// rows at its cap, each a seek past every host's group). A scan whose batch was not full went through the
+// whole partition, so the hosts that took their whole cap in it are the only ones that may have rows left
+// (every other host's rows were all taken); until one of them has room again (an outcome read, an expiry) or
+// rows are scheduled for another host (or while a scan runs), the next scan would come back empty, and flowDue
+// skips it. Rows of the delayed table that become due are not seen by this: they wait for the next scan, at
+// most flowRescan later.
+
+// scanBegin notes that a scan of partition p begins at now (the batch generator's goroutine), and counts the
+// partition's active hosts for guessShare.
+func (f *flow) scanBegin(p int, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.budget > 0 {
+		n := 0
+		for _, h := range f.hosts {
+			if h.part == p && (h.outstanding > 0 || now.Sub(h.last) < flowRescan) {
+				n++
+			}
+		}
+		f.active[p] = n
+	}
+	pw := f.wait[p]
+	if pw == nil {
+		pw = &partWait{asked: map[string]int{}}
+		f.wait[p] = pw
+	}
+	clear(pw.asked)
+	pw.scanning, pw.fresh = true, false
+}
+
+// scanEnd notes the batch of partition p's scan; complete: the scan went through the whole partition.
+func (f *flow) scanEnd(p int, items []queue.Item, complete bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pw := f.wait[p]
+	if pw == nil || !pw.scanning {
+		return
+	}
+	n := make(map[string]int, len(pw.asked))
+	for _, it := range items {
+		n[it.Host]++
+	}
+	hosts := make(map[string]struct{})
+	for host, c := range pw.asked {
+		if n[host] >= c {
+			hosts[host] = struct{}{}
+		}
+	}
+	pw.hosts, pw.valid, pw.scanning = hosts, complete, false
+}
+
+// scheduled notes rows scheduled (nil: not known where).
+func (f *flow) scheduled(items []queue.Item) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if items == nil {
+		for _, pw := range f.wait {
+			pw.fresh = true
+		}
+		return
+	}
+	for i := range items {
+		pw := f.wait[items[i].Partition]
+		if pw == nil || pw.fresh {
+			continue
+		}
+		if _, waiting := pw.hosts[items[i].Host]; pw.scanning || !waiting {
+			pw.fresh = true
+		}
+	}
+}
+
+// idle reports whether a scan of partition p now would come back empty: see above.
+func (f *flow) idle(p int, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pw := f.wait[p]
+	if pw == nil || !pw.valid || pw.scanning || pw.fresh {
+		return false
+	}
+	for host := range pw.hosts {
+		if f.capLocked(now, host) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // depthLocked is h's depth now. f.mu is held.
@@ -188,9 +306,27 @@ func (f *flow) depthLocked(h *hostFlow) int {
 		return depth(iv, f.roundLocked(), f.cfg.Headroom, f.cfg.MinDepth, f.cfg.MaxDepth)
 	}
 	if h.guess > 0 {
-		return h.guess
+		return min(h.guess, f.guessShare(h))
 	}
 	return f.perHost
+}
+
+// guessShare bounds a guessed depth (slowStart): the host's share of its partition's outstanding budget, the
+// budget divided among the partition's active hosts at its last scan (those with requests outstanding or an
+// outcome in the last flowRescan), at least PerHost. f.mu is held.
+//
+// Why: the doubling knows nothing of the other hosts. On the fast web (200 hosts answering in 1 ms) every
+// host could double to 512 in the first seconds, 102,400 requests wanted against the partition's 16,384, so a
+// batch went to the best-scored few hosts, 512 each, and the spider held deep queues of a few hosts while the
+// others waited for the partition's bound (the slow start's deeper queues came with peaks of 262-315 MB
+// against ~235 before it, BENCHMARKS.md). With the share the first rounds spread the budget over the hosts
+// (81 each for 200), a host whose interval gets measured is sized by it up to MaxDepth as before, and a host
+// alone in its partition, or among few (a late host once the others are done), still doubles to MaxDepth.
+func (f *flow) guessShare(h *hostFlow) int {
+	if f.budget <= 0 || h.part < 0 {
+		return f.cfg.MaxDepth
+	}
+	return max(f.budget/max(f.active[h.part], 1), f.perHost)
 }
 
 // A host's depth before its interval is measured (the start of a crawl): PerHost, doubled each time the host
@@ -375,11 +511,12 @@ func (w *Worker) flowReady(p int, lag int64) bool {
 	return w.flow.outstandingIn(p) < flowMaxOutstanding(w.cfg.FeedBatch) && lag < flowMaxLag(w.cfg.FeedBatch)
 }
 
-// limits shapes the next batch: per-host caps from the flow when it runs, else PerHost.
-func (w *Worker) limits(now time.Time) queue.Limits {
+// limits shapes partition p's next batch: per-host caps from the flow when it runs, else PerHost.
+func (w *Worker) limits(p int, now time.Time) queue.Limits {
 	lim := queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts}
 	if w.flowActive() {
-		lim.HostCap = w.flow.caps(now)
+		w.flow.scanBegin(p, now)
+		lim.HostCap = w.flow.capsFor(now, p)
 	}
 	return lim
 }
@@ -458,10 +595,31 @@ func (w *Worker) flowDue(p int, now time.Time) bool {
 		return true
 	}
 	since := now.Sub(pf.at)
+	var due bool
 	if since < max(w.cfg.PollInterval, w.cfg.Flow.Round)/2 {
-		return g != pf.gen && since >= flowStarvedGap && w.flow.outstandingIn(p) < flowStarved(w.cfg.FeedBatch)
+		due = g != pf.gen && since >= flowStarvedGap && w.flow.outstandingIn(p) < flowStarved(w.cfg.FeedBatch)
+	} else {
+		due = g != pf.gen || since >= flowRescan
 	}
-	return g != pf.gen || since >= flowRescan
+	if due && since < flowRescan && w.flow.idle(p, now) {
+		w.stats.skippedScans.Add(1)
+		return false
+	}
+	return due
+}
+
+// flowScanned records a scan of partition p that returned items (the batch generator's goroutine only); ok:
+// without error.
+func (w *Worker) flowScanned(p int, now time.Time, items []queue.Item, ok bool) {
+	full := len(items) >= w.cfg.FeedBatch
+	w.flowNexted(p, now, full)
+	if w.flow != nil {
+		w.flow.scanEnd(p, items, ok && !full)
+	}
+	w.stats.scans.Add(1)
+	if len(items) == 0 {
+		w.stats.emptyScans.Add(1)
+	}
 }
 
 // flowNexted records a scan of partition p (the batch generator's goroutine only).
@@ -474,9 +632,10 @@ func (w *Worker) flowNexted(p int, now time.Time, full bool) {
 	}
 }
 
-// flowTouch notes that items were scheduled.
-func (w *Worker) flowTouch() {
+// flowTouch notes that items were scheduled (none given: not known which).
+func (w *Worker) flowTouch(items ...queue.Item) {
 	if w.flow != nil {
+		w.flow.scheduled(items)
 		w.flow.gen.Add(1)
 	}
 }

@@ -10,6 +10,8 @@ import (
 type stats struct {
 	scheduled, batches, sent, pages atomic.Int64
 	lag                             atomic.Int64 // feed lag over every partition at the last check
+	// scans of the queue (Next calls), those that came back empty, and those the flow skipped (flowDue, idle)
+	scans, emptyScans, skippedScans atomic.Int64
 }
 
 func sumLag(lags map[int]int64) int64 {
@@ -41,7 +43,8 @@ func (w *Worker) statsLoop(ctx context.Context) {
 				"batches", w.stats.batches.Load(),
 				"dispatched", se, "dispatched_per_s", rate(se-prevSent, secs),
 				"pages_recorded", pg, "pages_recorded_per_s", rate(pg-prevPages, secs),
-				"feed_lag", w.stats.lag.Load())
+				"feed_lag", w.stats.lag.Load(),
+				"scans", w.stats.scans.Load(), "empty_scans", w.stats.emptyScans.Load(), "skipped_scans", w.stats.skippedScans.Load())
 			prevScheduled, prevSent, prevPages = sc, se, pg
 		}
 	}

@@ -212,6 +212,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}
 	if cfg.Flow.Enabled && slices.Contains(cfg.Roles, RoleBatches) && slices.Contains(cfg.Roles, RoleLinks) {
 		w.flow = newFlow(cfg.Flow, cfg.PerHost)
+		w.flow.budget = flowMaxOutstanding(cfg.FeedBatch)
 	}
 	return w, nil
 }
@@ -345,7 +346,7 @@ func (w *Worker) runScoring(ctx context.Context) error {
 		}
 		w.m.scheduled.Add(float64(len(items)))
 		w.stats.scheduled.Add(int64(len(items)))
-		w.flowTouch()
+		w.flowTouch(items...)
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -439,8 +440,8 @@ func (w *Worker) generate(ctx context.Context, out bus.Producer, parts []int) (i
 		if !w.ready(p, lag) || !w.flowDue(p, now) {
 			continue
 		}
-		items, err := w.deps.Queue.Next(ctx, p, now.Unix(), w.limits(now))
-		w.flowNexted(p, now, len(items) >= w.cfg.FeedBatch)
+		items, err := w.deps.Queue.Next(ctx, p, now.Unix(), w.limits(p, now))
+		w.flowScanned(p, now, items, err == nil)
 		if err != nil {
 			return sent, fmt.Errorf("dbworker: next batch of partition %d: %w", p, err)
 		}
