@@ -26,7 +26,8 @@ import (
 // the feed's delivery): FlowConfig.Round, or the round measured when it is longer (measuredRound says why a
 // fixed one starves the fast hosts of a loaded machine). A host answering in 1 ms without delay gets hundreds of
 // requests; one at a 1 s delay two or three; a host not measured yet gets PerHost, doubled each time it answered
-// all of them before the links role could time a gap between them (slowStart). outstanding counts the requests
+// all of them before the links role could time a gap between them (slowStart), up to its share of the
+// partition's outstanding budget (guessShare). outstanding counts the requests
 // sent to the spider whose outcome the spider log has not shown yet.
 //
 // The measurements are the spider log's own events (page_crawled, request_error), which the links role reads,

@@ -15,8 +15,9 @@
 // partition that becomes ready gets its batch within that interval (Frontera slept 30 s). Where this process
 // reads every outcome (the links role over the whole spider log), each host's share of a batch follows its
 // demand (flow.go, Config.Flow): enough requests to keep it busy for one round of the loop, sized by Little's
-// law from the measured time between its outcomes, less what it still has at the spider; elsewhere a host gets
-// Config.PerHost per batch (flow.go says why with several DB workers). A partition whose spider is gone stops
+// law from the measured time between its outcomes, less what it still has at the spider, and a scan of the
+// queue that could only come back empty (every host with rows left at its cap) is skipped; elsewhere a host
+// gets Config.PerHost per batch (flow.go says why with several DB workers). A partition whose spider is gone stops
 // receiving batches (its lag stays; with the flow, the requests it was sent stay unanswered), and its rows stay
 // in the queue.
 //
