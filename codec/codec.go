@@ -111,7 +111,6 @@ type Decoder interface {
 	DecodeRequest([]byte) (*frontier.Request, error)
 }
 
-// Codec is an Encoder and a Decoder for one wire format.
 // LinksMetaDecoder is implemented by codecs that can decode a message leaving out, unbuilt, the meta entries
 // of the links of a links_extracted whose key keep rejects. A consumer that reads a few keys of each link (the
 // DB worker's links role: fingerprint, depth, redirect_times) skips the rest, chiefly each link's domain map,
@@ -121,6 +120,28 @@ type LinksMetaDecoder interface {
 	DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error)
 }
 
+// MessageDecoderMaker is implemented by codecs whose decoding can share work across the messages one consumer
+// decodes one after another: NewMessageDecoder returns a decoder for one goroutine. Msgpack's shares the meta
+// domain maps (see MsgpackDecoder). Use NewMessageDecoder(c) to get one from any codec.
+type MessageDecoderMaker interface {
+	NewMessageDecoder() MessageDecoder
+}
+
+// MessageDecoder decodes spider-log messages for one goroutine (it may keep state between calls).
+type MessageDecoder interface {
+	DecodeMessage([]byte) (frontier.Message, error)
+}
+
+// NewMessageDecoder returns c's MessageDecoder when it has one (MessageDecoderMaker), and c itself otherwise.
+// Either decodes every message as c.DecodeMessage does.
+func NewMessageDecoder(c Decoder) MessageDecoder {
+	if m, ok := c.(MessageDecoderMaker); ok {
+		return m.NewMessageDecoder()
+	}
+	return c
+}
+
+// Codec is an Encoder and a Decoder for one wire format.
 type Codec interface {
 	Encoder
 	Decoder

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -519,5 +520,67 @@ func TestDecodeSharesDomainMaps(t *testing.T) {
 		t.Fatal(err)
 	} else if want, _ := (Msgpack{}).EncodeMessage(&frontier.LinksExtracted{Request: in.Request, Links: in.Links[1:]}); !bytes.Equal(q, want) {
 		t.Error("re-encoding after the change differs")
+	}
+}
+
+// A MsgpackDecoder shares domain maps across messages: a second message with the same domain bytes gets the first
+// one's map, still decoding to what was encoded; the shared map holds a copy of its bytes, not the message's; and
+// past maxSharedDomains the maps are dropped, not kept without bound.
+func TestMsgpackDecoderSharesDomainMaps(t *testing.T) {
+	in := sharedDomainLinks()
+	p, err := Msgpack{}.EncodeMessage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := NewMsgpackDecoder()
+	first := func(r *frontier.Request) *frontier.Entry {
+		v, _ := r.Meta.Get(frontier.MetaKeyDomain)
+		return &v.(frontier.Map)[0]
+	}
+	var prev *frontier.LinksExtracted
+	for i := range 3 {
+		q := bytes.Clone(p)
+		m, err := dec.DecodeMessage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(frontier.Message(in), m); diff != "" {
+			t.Fatalf("decoded differs (-in +out):\n%s", diff)
+		}
+		le := m.(*frontier.LinksExtracted)
+		if first(le.Request) != first(le.Links[0]) || first(le.Links[1]) == first(le.Links[2]) {
+			t.Error("sharing within the message broken")
+		}
+		if prev != nil && (first(prev.Request) != first(le.Request) || first(prev.Links[2]) != first(le.Links[2])) {
+			t.Errorf("message %d: the same domain bytes as the message before were decoded again", i)
+		}
+		clear(q) // the shared maps must not alias a message's bytes
+		if got := le.Links[2].Hostname(); got != "ab.example" {
+			t.Errorf("a shared domain map reads the message's bytes: host %q after they were overwritten", got)
+		}
+		prev = le
+	}
+	if len(dec.domains) != 2 {
+		t.Errorf("%d domain maps kept, want 2", len(dec.domains))
+	}
+	for i := range maxSharedDomains + 1 {
+		r := &frontier.Request{URL: "http://x/"}
+		r.SetMetaDomain(frontier.MetaDomain{Name: fmt.Sprintf("h%d.example", i)})
+		b, err := Msgpack{}.EncodeMessage(&frontier.RequestError{Request: r, Error: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dec.DecodeMessage(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(dec.domains); n > maxSharedDomains {
+		t.Errorf("%d domain maps kept, bound %d", n, maxSharedDomains)
+	}
+	if _, ok := Codec(Msgpack{}).(MessageDecoderMaker); !ok {
+		t.Error("Msgpack is no MessageDecoderMaker")
+	}
+	if _, ok := NewMessageDecoder(JSON{}).(JSON); !ok {
+		t.Error("NewMessageDecoder(JSON{}) is not JSON{} itself")
 	}
 }

@@ -17,8 +17,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add(unhex(f, "92 c4046e6a6964 02"))
 	f.Add(mustEncode(f, specRequest()))
 	f.Add(mustEncodeMessage(f, sharedDomainLinks())) // links sharing a domain map
+	shared := NewMsgpackDecoder()                    // sees every input: its domain maps are shared across them
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Msgpack{}
+		checkDecoder(t, shared, data)
 		if m, err := c.DecodeMessage(data); err == nil {
 			b, err := c.EncodeMessage(m)
 			if err != nil {
@@ -148,4 +150,25 @@ func mustEncodeMessage(f *testing.F, m frontier.Message) []byte {
 		f.Fatal(err)
 	}
 	return b
+}
+
+// checkDecoder holds a MsgpackDecoder to Msgpack.DecodeMessage on data, decoded twice (the second time through
+// the domain maps the first kept): the same error, or byte-equal re-encodings.
+func checkDecoder(t *testing.T, dec *MsgpackDecoder, data []byte) {
+	t.Helper()
+	want, werr := Msgpack{}.DecodeMessage(data)
+	for range 2 {
+		got, err := dec.DecodeMessage(data)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("MsgpackDecoder: error %v, want %v\n%x", err, werr, data)
+		}
+		if err != nil {
+			continue
+		}
+		a, err1 := Msgpack{}.EncodeMessage(want)
+		b, err2 := Msgpack{}.EncodeMessage(got)
+		if (err1 == nil) != (err2 == nil) || !bytes.Equal(a, b) {
+			t.Fatalf("MsgpackDecoder decodes otherwise (%v, %v):\n%x\n%x", err1, err2, a, b)
+		}
+	}
 }

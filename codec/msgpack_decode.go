@@ -32,7 +32,44 @@ func (m Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 // of a links_extracted keeps only the entries whose key keep accepts; the others are checked for structure
 // and skipped without being built. A nil keep keeps every entry (DecodeMessage).
 func (Msgpack) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error) {
-	d := mpReader{b: bytes.Clone(p), linksKeep: keep}
+	return decodeMessage(p, keep, nil)
+}
+
+// NewMessageDecoder implements MessageDecoderMaker: a *MsgpackDecoder.
+func (Msgpack) NewMessageDecoder() MessageDecoder { return NewMsgpackDecoder() }
+
+// MsgpackDecoder decodes messages as Msgpack does, for one goroutine, and shares the meta domain maps across the
+// messages it decodes: a domain map whose bytes equal one decoded before (by this decoder, among the last
+// maxSharedDomains distinct ones) is that map, not a new one. A crawl's spider log names the same few hosts in
+// message after message (each page's report repeats its request's domain map, and a strategy worker sees only
+// its partition's hosts), and building a domain map costs seven boxed bins and its entries. As within one
+// message (sharedDomain), the decoded domain maps are shared values: read them, never write into them
+// (Request.SetMetaDomain replaces the map). A shared map holds a copy of its bytes, not the message's.
+type MsgpackDecoder struct {
+	domains map[string]frontier.Value
+}
+
+// maxSharedDomains bounds a MsgpackDecoder's domain maps (about 200 bytes each): past it, they are dropped and
+// collected again from the next messages.
+const maxSharedDomains = 4096
+
+// NewMsgpackDecoder returns a decoder with no domain map yet.
+func NewMsgpackDecoder() *MsgpackDecoder {
+	return &MsgpackDecoder{domains: map[string]frontier.Value{}}
+}
+
+// DecodeMessage decodes one tagged message as Msgpack.DecodeMessage does.
+func (s *MsgpackDecoder) DecodeMessage(p []byte) (frontier.Message, error) {
+	return decodeMessage(p, nil, s)
+}
+
+// DecodeMessageLinksMeta is Msgpack.DecodeMessageLinksMeta, sharing domain maps as DecodeMessage does.
+func (s *MsgpackDecoder) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error) {
+	return decodeMessage(p, keep, s)
+}
+
+func decodeMessage(p []byte, keep func(key []byte) bool, shared *MsgpackDecoder) (frontier.Message, error) {
+	d := mpReader{b: bytes.Clone(p), linksKeep: keep, shared: shared}
 	m, name, err := d.message()
 	if err == nil {
 		err = d.end()
@@ -62,6 +99,7 @@ type mpReader struct {
 	// sharedDomain).
 	domainRaw []byte
 	domain    frontier.Value
+	shared    *MsgpackDecoder // nil, or the decoder whose domain maps outlive the message
 }
 
 // sharedDomain reads a meta domain map, reusing the previous request's when the bytes are the same. The spider
@@ -75,6 +113,15 @@ func (d *mpReader) sharedDomain(depth int) (frontier.Value, error) {
 		return d.domain, nil
 	}
 	start := d.off
+	if d.shared != nil {
+		if c, _ := d.peek("value"); c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf {
+			if v, ok := d.sharedAcross(depth); ok {
+				d.domainRaw, d.domain = d.b[start:d.off], v
+				return v, nil
+			}
+			d.off = start
+		}
+	}
 	v, err := d.value(depth)
 	if err != nil {
 		return nil, err
@@ -83,6 +130,30 @@ func (d *mpReader) sharedDomain(depth int) (frontier.Value, error) {
 		d.domainRaw, d.domain = d.b[start:d.off], v
 	}
 	return v, nil
+}
+
+// sharedAcross reads the domain map at the cursor through d.shared: the map decoded earlier from the same bytes,
+// or a new one, decoded from a copy of its bytes and kept. ok is false when the bytes are not a well-formed map
+// (the cursor is then anywhere: the caller decodes again from the start, for the error value gives).
+func (d *mpReader) sharedAcross(depth int) (frontier.Value, bool) {
+	start := d.off
+	if d.skip(depth) != nil {
+		return nil, false
+	}
+	raw := d.b[start:d.off]
+	if v, ok := d.shared.domains[string(raw)]; ok {
+		return v, true
+	}
+	own := mpReader{b: bytes.Clone(raw)}
+	v, err := own.value(depth)
+	if err != nil || own.off != len(own.b) {
+		return nil, false
+	}
+	if len(d.shared.domains) >= maxSharedDomains {
+		clear(d.shared.domains)
+	}
+	d.shared.domains[string(raw)] = v
+	return v, true
 }
 
 // newMap returns a map of n entries cut from the entry slab, allocating a new slab of at least 16 entries when the
@@ -326,10 +397,12 @@ func (d *mpReader) bin(what string) ([]byte, error) {
 	return p[:len(p):len(p)], nil
 }
 
-// internedKeyNames are the meta and domain keys Frontera writes; internedKeyValues holds them pre-boxed (same
+// internedKeyNames are the meta and domain keys Frontera writes, and those Frontier's spiders and workers add; internedKeyValues holds them pre-boxed (same
 // order), so that decoding them allocates nothing. Decoded map keys may therefore be shared between messages:
 // treat keys as read-only (Map.Set never mutates them).
-var internedKeyNames = [...]string{"fingerprint", "domain", "jid", "score", "depth", "state", "scrapy_meta", "scrapy_callback", "scrapy_errback", "origin_is_frontier", "redirect_urls", "redirect_fingerprints", "redirect_domains", "encoding", "crawl_at", "slot", "netloc", "name", "scheme", "sld", "tld", "subdomain", "home", "seed", "robots", "sitemap"}
+var internedKeyNames = [...]string{"fingerprint", "domain", "jid", "score", "depth", "state", "scrapy_meta", "scrapy_callback", "scrapy_errback", "origin_is_frontier", "redirect_urls", "redirect_fingerprints", "redirect_domains", "encoding", "crawl_at", "slot", "netloc", "name", "scheme", "sld", "tld", "subdomain", "home", "seed", "robots", "sitemap",
+	"frontier_discovered", "frontier_digest", "frontier_truncated", "frontier_not_before", "frontier_body",
+	"redirect_times", "redirect_reasons", "retry_times", "dont_filter", "revisit_digest", "revisit_interval"}
 
 var internedKeyValues = func() (v [len(internedKeyNames)]frontier.Value) {
 	for i, k := range internedKeyNames {
@@ -396,6 +469,28 @@ func internedKey(b []byte) (frontier.Value, bool) {
 		i = 24
 	case "sitemap":
 		i = 25
+	case "frontier_discovered":
+		i = 26
+	case "frontier_digest":
+		i = 27
+	case "frontier_truncated":
+		i = 28
+	case "frontier_not_before":
+		i = 29
+	case "frontier_body":
+		i = 30
+	case "redirect_times":
+		i = 31
+	case "redirect_reasons":
+		i = 32
+	case "retry_times":
+		i = 33
+	case "dont_filter":
+		i = 34
+	case "revisit_digest":
+		i = 35
+	case "revisit_interval":
+		i = 36
 	}
 	if i < 0 {
 		return nil, false

@@ -415,3 +415,35 @@ func TestDecodeFrontera(t *testing.T) {
 	}
 	t.Logf("%d decodings agree", n)
 }
+
+// TestMsgpackDecoderFrontera decodes Frontera's vectors twice over with one MsgpackDecoder (the second pass meets
+// every domain map it decoded in the first) and holds it to Msgpack.DecodeMessage: the same errors, byte-equal
+// re-encodings.
+func TestMsgpackDecoderFrontera(t *testing.T) {
+	vs := loadVectors(t)
+	dec := NewMsgpackDecoder()
+	var n int
+	for pass := range 2 {
+		for _, v := range vs {
+			if v.kind == "feed" {
+				continue
+			}
+			want, werr := Msgpack{}.DecodeMessage(v.mp)
+			got, err := dec.DecodeMessage(v.mp)
+			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Errorf("pass %d, %s: error %v, want %v", pass, v.Name, err, werr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			a, err1 := Msgpack{}.EncodeMessage(want)
+			b, err2 := Msgpack{}.EncodeMessage(got)
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+				t.Errorf("pass %d, %s: re-encodings differ (%v, %v): %s", pass, v.Name, err1, err2, firstDiff(b, a))
+			}
+			n++
+		}
+	}
+	t.Logf("%d decodings agree", n)
+}

@@ -250,9 +250,11 @@ func (w *Worker) run(ctx context.Context) error {
 		defer func() { stop(); <-done }()
 	}
 	last := int64(-1) // the highest offset of the batch being decoded: the Seq of its counter writes
+	// One decoder for the run: with msgpack, the messages share their meta domain maps (the partition's hosts).
+	dec := codec.NewMessageDecoder(w.deps.Codec)
 	decode := func(m bus.Message) (frontier.Message, error) {
 		last = max(last, m.Offset)
-		return w.deps.Codec.DecodeMessage(m.Value)
+		return dec.DecodeMessage(m.Value)
 	}
 	w.counters.source = fmt.Sprintf("%s/%d", bus.GroupStrategyWorkerSpiderLog, w.deps.Partition)
 	return bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, func(ctx context.Context, events []frontier.Message) error {
