@@ -115,6 +115,51 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 type Domains struct {
 	d  *DB
 	mu sync.Mutex // Add reads and writes
+	// known holds, under mu, the counters and sources' marks Add and AddOnce read or wrote (absent ones too):
+	// they are the only writers of those keys and the DB is this process's alone, so AddOnce reads Pebble only
+	// for a key it has not met (a strategy worker adds to the same hosts' counters batch after batch: two point
+	// reads per key were most of its counters' cost). Dropped whole past maxKnownCounters.
+	known map[string]knownCounter
+}
+
+type knownCounter struct {
+	v  int64
+	ok bool // stored (a mark can be absent; an absent counter is 0)
+}
+
+// maxKnownCounters bounds Domains.known (about 100 bytes an entry).
+const maxKnownCounters = 1 << 16
+
+// remember records what key holds; mu is held.
+func (d *Domains) remember(key []byte, v int64, ok bool) {
+	if d.known == nil || len(d.known) >= maxKnownCounters {
+		d.known = make(map[string]knownCounter)
+	}
+	d.known[string(key)] = knownCounter{v, ok}
+}
+
+// valueKnown is value through known; mu is held.
+func (d *Domains) valueKnown(key []byte) (int64, error) {
+	if k, ok := d.known[string(key)]; ok {
+		return k.v, nil
+	}
+	v, err := d.value(key)
+	if err == nil {
+		d.remember(key, v, true)
+	}
+	return v, err
+}
+
+// markKnown is mark through known; mu is held.
+func (d *Domains) markKnown(key []byte) (int64, bool, error) {
+	if k, ok := d.known[string(key)]; ok {
+		return k.v, k.ok, nil
+	}
+	s, ok, err := d.mark(key)
+	if err == nil {
+		d.remember(key, s, ok)
+	}
+	return s, ok, err
 }
 
 var _ metadata.ExactDomains = (*Domains)(nil)
@@ -150,7 +195,7 @@ func (d *Domains) Add(ctx context.Context, name string, domains []string, delta 
 		v, ok := cur[dom]
 		if !ok {
 			var err error
-			if v, err = d.value(domainKey(name, dom)); err != nil {
+			if v, err = d.valueKnown(domainKey(name, dom)); err != nil {
 				return nil, err
 			}
 		}
@@ -166,6 +211,9 @@ func (d *Domains) Add(ctx context.Context, name string, domains []string, delta 
 	}
 	if err := b.Commit(d.d.wo); err != nil {
 		return nil, fmt.Errorf("pebblestore: counters add: %w", err)
+	}
+	for dom, v := range cur {
+		d.remember(domainKey(name, dom), v, true)
 	}
 	return out, nil
 }
@@ -201,8 +249,9 @@ func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.T
 	defer b.Close()
 	order, groups := metadata.ByDomain(tallies)
 	final := make(map[string]int64, len(order))
+	var written []knownWrite // remembered once the batch is committed
 	for _, dom := range order {
-		v, err := d.value(domainKey(name, dom))
+		v, err := d.valueKnown(domainKey(name, dom))
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +260,7 @@ func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.T
 			if _, ok := applied[t.Source]; ok {
 				continue
 			}
-			if s, ok, err := d.mark(markKey(name, dom, t.Source)); err != nil {
+			if s, ok, err := d.markKnown(markKey(name, dom, t.Source)); err != nil {
 				return nil, err
 			} else if ok {
 				applied[t.Source] = s
@@ -222,13 +271,17 @@ func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.T
 		if len(seqs) == 0 {
 			continue
 		}
-		if err := b.Set(domainKey(name, dom), binary.BigEndian.AppendUint64(nil, uint64(v+delta)), nil); err != nil {
+		key := domainKey(name, dom)
+		if err := b.Set(key, binary.BigEndian.AppendUint64(nil, uint64(v+delta)), nil); err != nil {
 			return nil, fmt.Errorf("pebblestore: counters add: %w", err)
 		}
+		written = append(written, knownWrite{key, v + delta})
 		for src, seq := range seqs {
-			if err := b.Set(markKey(name, dom, src), binary.BigEndian.AppendUint64(nil, uint64(seq)), nil); err != nil {
+			key := markKey(name, dom, src)
+			if err := b.Set(key, binary.BigEndian.AppendUint64(nil, uint64(seq)), nil); err != nil {
 				return nil, fmt.Errorf("pebblestore: counters add: %w", err)
 			}
+			written = append(written, knownWrite{key, seq})
 		}
 	}
 	if !b.Empty() {
@@ -236,11 +289,19 @@ func (d *Domains) AddOnce(ctx context.Context, name string, tallies []metadata.T
 			return nil, fmt.Errorf("pebblestore: counters add: %w", err)
 		}
 	}
+	for _, w := range written {
+		d.remember(w.key, w.v, true)
+	}
 	out := make([]int64, len(tallies))
 	for i, t := range tallies {
 		out[i] = final[t.Domain]
 	}
 	return out, nil
+}
+
+type knownWrite struct {
+	key []byte
+	v   int64
 }
 
 // mark reads the highest Seq applied at key, and whether there is one.
