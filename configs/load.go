@@ -222,19 +222,28 @@ func (k keySet) known(key string) bool {
 
 var durationType = reflect.TypeFor[time.Duration]()
 
+// fieldKey is the configuration key of struct field f under prefix (the key of its struct, "" at the top):
+// its mapstructure name, dotted after prefix; false for a field without one (or tagged "-").
+func fieldKey(f reflect.StructField, prefix string) (string, bool) {
+	tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
+	if tag == "" || tag == "-" {
+		return "", false
+	}
+	if prefix == "" {
+		return tag, true
+	}
+	return prefix + "." + tag, true
+}
+
 func knownKeys(t reflect.Type) keySet {
 	ks := keySet{leaves: map[string]bool{}, byEnv: map[string]string{}}
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
-			if tag == "" || tag == "-" {
+			key, ok := fieldKey(f, prefix)
+			if !ok {
 				continue
-			}
-			key := tag
-			if prefix != "" {
-				key = prefix + "." + tag
 			}
 			switch {
 			case f.Type.Kind() == reflect.Struct && f.Type != durationType:
@@ -257,13 +266,9 @@ func setDefaults(v *viper.Viper, prefix string, rv reflect.Value) {
 	t := rv.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag := strings.Split(f.Tag.Get("mapstructure"), ",")[0]
-		if tag == "" || tag == "-" {
+		key, ok := fieldKey(f, prefix)
+		if !ok {
 			continue
-		}
-		key := tag
-		if prefix != "" {
-			key = prefix + "." + tag
 		}
 		fv := rv.Field(i)
 		if f.Type.Kind() == reflect.Struct && f.Type != durationType {

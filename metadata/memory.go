@@ -130,17 +130,23 @@ func (m *MemoryDomains) Add(ctx context.Context, name string, domains []string, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.counters[name]
-	if c == nil {
-		c = make(map[string]int64)
-		m.counters[name] = c
-	}
+	c := m.countersLocked(name)
 	out := make([]int64, len(domains))
 	for i, d := range domains {
 		c[d] += delta[i]
 		out[i] = c[d]
 	}
 	return out, nil
+}
+
+// countersLocked returns the counters of name, created empty if absent; m.mu is held.
+func (m *MemoryDomains) countersLocked(name string) map[string]int64 {
+	c := m.counters[name]
+	if c == nil {
+		c = make(map[string]int64)
+		m.counters[name] = c
+	}
+	return c
 }
 
 // Get implements Domains.
@@ -167,11 +173,7 @@ func (m *MemoryDomains) AddOnce(ctx context.Context, name string, tallies []Tall
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.counters[name]
-	if c == nil {
-		c = make(map[string]int64)
-		m.counters[name] = c
-	}
+	c := m.countersLocked(name)
 	ap := m.applied[name]
 	if ap == nil {
 		ap = make(map[string]map[string]int64)

@@ -152,6 +152,22 @@ func Register(name string, f Factory) { Default.Register(name, f) }
 // New builds a strategy from Default.
 func New(name string, opts map[string]any) (Strategy, error) { return Default.New(name, opts) }
 
+// OptionsFactory is the Factory of a strategy whose options are a struct O: it decodes them (DecodeOptions)
+// over defaults() and builds the strategy from them with build.
+func OptionsFactory[O any, S Strategy](defaults func() O, build func(O) (S, error)) Factory {
+	return func(opts map[string]any) (Strategy, error) {
+		o := defaults()
+		if err := DecodeOptions(opts, &o); err != nil {
+			return nil, err
+		}
+		s, err := build(o)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // DecodeOptions decodes opts into out (a pointer to a struct with mapstructure tags), strictly: an unknown
 // option or a value of the wrong type is an error naming it. Durations may be given as strings ("10m").
 func DecodeOptions(opts map[string]any, out any) error {

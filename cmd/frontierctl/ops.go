@@ -106,15 +106,15 @@ func seedsAdd(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	// empty, so the same file can be added again on purpose).
 	scfg := spider.DefaultConfig()
 	scfg.StateDir = ""
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	deps := spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: slog.New(slog.NewTextHandler(stderr, nil))}}
 	if len(sitemaps) > 0 {
-		if err := spider.InjectSitemaps(ctx, scfg, spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: log}}, sitemaps); err != nil {
+		if err := spider.InjectSitemaps(ctx, scfg, deps, sitemaps); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%d sitemaps published on %s as seeds\n", len(sitemaps), cfg.Streams.SpiderLog.Topic)
 		return nil
 	}
-	if err := spider.InjectSeeds(ctx, scfg, spider.RoleDeps{Bus: b, Deps: spider.Deps{Codec: c, Identity: id, Logger: log}}, file); err != nil {
+	if err := spider.InjectSeeds(ctx, scfg, deps, file); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "seeds of %s published on %s (see the log line above for counts and skipped lines)\n", file, cfg.Streams.SpiderLog.Topic)

@@ -45,15 +45,7 @@ import (
 	"github.com/frontiercrawl/frontier/strategy"
 )
 
-func init() {
-	strategy.Register("discovery", func(opts map[string]any) (strategy.Strategy, error) {
-		o := DefaultOptions()
-		if err := strategy.DecodeOptions(opts, &o); err != nil {
-			return nil, err
-		}
-		return New(o)
-	})
-}
+func init() { strategy.Register("discovery", strategy.OptionsFactory(DefaultOptions, New)) }
 
 // Counter names in the domain metadata store.
 const (

@@ -57,15 +57,7 @@ import (
 	"github.com/frontiercrawl/frontier/strategy"
 )
 
-func init() {
-	strategy.Register("revisit", func(opts map[string]any) (strategy.Strategy, error) {
-		o := DefaultOptions()
-		if err := strategy.DecodeOptions(opts, &o); err != nil {
-			return nil, err
-		}
-		return New(o)
-	})
-}
+func init() { strategy.Register("revisit", strategy.OptionsFactory(DefaultOptions, New)) }
 
 // Meta keys of a scheduled revisit.
 const (
