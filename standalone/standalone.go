@@ -85,8 +85,8 @@ import (
 type Config struct {
 	// DataDir holds the Pebble database and the spiders' local state.
 	DataDir string `mapstructure:"data_dir"`
-	// Spiders is the number of spiders (spider-feed partitions); StrategyWorkers the number of strategy
-	// workers (spider-log partitions).
+	// Spiders is the number of spiders (spider-feed partitions, but for a gateway's own past them:
+	// Deps.GatewayPartitions); StrategyWorkers the number of strategy workers (spider-log partitions).
 	Spiders         int `mapstructure:"spiders"`
 	StrategyWorkers int `mapstructure:"strategy_workers"`
 	// StopWhenDone ends Run once the crawl is finished (see the package doc): nothing queued, in flight or
