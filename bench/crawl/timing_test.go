@@ -36,6 +36,7 @@ var (
 	flagTimingWebs = flag.String("crawl.timing", "delay0:12x20,delay1s:30x3",
 		"the timing webs to crawl, NAME:HOSTSxPAGES,...; NAME is a preset (delay0, delay1s; see timingPresets). The recorded run: delay0:200x300,delay1s:1000x20")
 	flagTimingLatency  = flag.String("crawl.timing.latency", "", "override the presets' host latency: MIN-MAX (e.g. 1ms-500ms) or one duration for every host")
+	flagTimingDelay    = flag.Duration("crawl.timing.delay", -1, "override the presets' politeness delay (both crawlers; e.g. to pace the least crawler at Frontier's rate when comparing what the servers spend)")
 	flagTimingLarge    = flag.Int64("crawl.timing.large", 15<<20, "bytes of the large page every host serves (0: none)")
 	flagTimingFail     = flag.Float64("crawl.timing.failonce", 0.01, "fraction of pages that answer 500 once, then 200")
 	flagTimingSlow     = flag.Float64("crawl.timing.slowpages", 0.002, "fraction of pages that wait the latency maximum more")
@@ -43,6 +44,7 @@ var (
 	flagTimingCrawlers = flag.String("crawl.timing.crawlers", "frontier,least", "which crawlers run, in order")
 	flagTimingFlow     = flag.Bool("crawl.timing.flow", true, "the DB worker's per-host flow control (db_worker.flow.enabled); false: the fixed per_host, for a before/after on one tree")
 	flagChildProfile   = flag.String("crawl.childprofile", "", "write a CPU profile of each Frontier child crawl to this file (NAME is prefixed)")
+	flagWebProfile     = flag.String("crawl.webprofile", "", "write a CPU profile of the web's serving child to this file (NAME-CRAWLER- is prefixed)")
 )
 
 // timingPreset is one web of the timing bench and the crawlers' politeness delay on it.
@@ -255,6 +257,15 @@ func runCrawler(t *testing.T, w *childWeb, spec crawlSpec) childRun {
 	return r
 }
 
+// perRequest divides a duration in its String form by n requests.
+func perRequest(d string, n int) string {
+	v, err := time.ParseDuration(d)
+	if err != nil || n <= 0 {
+		return "?"
+	}
+	return (v / time.Duration(n)).Round(100 * time.Nanosecond).String()
+}
+
 // parseLatency reads "MIN-MAX" or one duration.
 func parseLatency(s string) (time.Duration, time.Duration, error) {
 	a, b, ok := strings.Cut(s, "-")
@@ -288,6 +299,9 @@ func TestTimingWeb(t *testing.T) {
 				t.Fatalf("-crawl.timing.latency: %v", err)
 			}
 		}
+		if *flagTimingDelay >= 0 {
+			preset.delay = *flagTimingDelay
+		}
 		t.Run(name, func(t *testing.T) { timingRun(t, name+" "+size, preset, hosts, pages) })
 	}
 }
@@ -304,6 +318,10 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		what, p.delay, p.latMin, p.latMax, ws.LargeBytes>>20, ws.Timing.FailOnce, ws.Timing.SlowPages, ws.Redirects, p.late)
 	runs := map[string]childRun{}
 	for _, crawler := range strings.Split(*flagTimingCrawlers, ",") {
+		if *flagWebProfile != "" {
+			t.Setenv(webProfileEnv, filepath.Join(filepath.Dir(*flagWebProfile),
+				strings.Fields(what)[0]+"-"+crawler+"-"+filepath.Base(*flagWebProfile)))
+		}
 		w := startWebSpec(t, string(raw))
 		spec := crawlSpec{Crawler: crawler, Delay: p.delay, Dir: filepath.Join(t.TempDir(), "data"),
 			Spiders: *flagSpiders, Batch: *flagBatch, NoFlow: !*flagTimingFlow}
@@ -328,7 +346,8 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 			"responses", r.res.Responses, "fetch errors", r.res.Errors, "web server CPU", r.web.CPU,
 			"responses by p50/p90/p99", fmt.Sprintf("%v/%v/%v", r.res.Quantiles[0].Round(time.Millisecond),
 				r.res.Quantiles[1].Round(time.Millisecond), r.res.Quantiles[2].Round(time.Millisecond)))
-		t.Logf("timing web %s %s: at the servers: %s", name, what, r.web.Loop)
+		t.Logf("timing web %s %s: at the servers: %s; connections accepted %d (%d reconnects not after a large page, idle up to %s before); large pages' bytes written %d MiB; answers encoded %d, not HTTP/1.1 %d; web server CPU serving %s (%s per request; building the web and checking the crawl apart)",
+			name, what, r.web.Loop, r.web.Accepted, r.web.Reconnects, r.web.ReconnectGap, r.web.LargeBytes>>20, r.web.Encoded, r.web.NotHTTP11, r.web.ServeCPU, perRequest(r.web.ServeCPU, r.web.Requests))
 		t.Logf("timing web %s %s: requests/hosts per second: %s", name, what, r.web.Loop.Timeline)
 		if r.res.Loop != "" {
 			t.Logf("timing web %s %s: in the crawler: %s; the crawl ended %v after its last response (quiet period %v, not in pages/s)",
@@ -352,5 +371,23 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 			_, _ = fh.WriteString(time.Now().UTC().Format(time.RFC3339) + " " + line + "\n")
 			_ = fh.Close()
 		}
+	}
+}
+
+// TestReconnects checks the count of unexplained new connections the timing log line reports.
+func TestReconnects(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	reqs := []web.Request{
+		{Host: "a", Conn: 1, Target: "/robots.txt", Start: at(0), End: at(1)},
+		{Host: "b", Conn: 2, Target: "/", Start: at(0), End: at(1)},
+		{Host: "a", Conn: 1, Target: "/big.html", Start: at(2), End: at(3)},
+		{Host: "a", Conn: 3, Target: "/p1", Start: at(4), End: at(5)},   // after the large page: explained
+		{Host: "b", Conn: 4, Target: "/p1", Start: at(41), End: at(42)}, // idle 40 ms, then a new connection
+		{Host: "b", Conn: 4, Target: "/p2", Start: at(50), End: at(51)},
+	}
+	n, gap := reconnects(reqs)
+	if n != 1 || gap != "40ms" {
+		t.Errorf("reconnects = %d, %s; want 1, 40ms", n, gap)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +23,9 @@ import (
 // crawler's CPU and memory are measured apart from the servers'. The child prints one JSON line with the
 // seeds, then answers each "check" line on its stdin with the crawl check, and exits at EOF.
 const serveEnv = "FRONTIER_CRAWLBENCH_SERVE"
+
+// webProfileEnv, if set, names the file the serving child writes its CPU profile to (-crawl.webprofile).
+const webProfileEnv = "FRONTIER_CRAWLBENCH_WEBPROFILE"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(serveEnv); spec != "" {
@@ -55,6 +60,21 @@ type checked struct {
 	Unserved         int    `json:"unserved"`
 	RobotsViolations int    `json:"robots_violations"`
 	CPU              string `json:"cpu"`
+	// ServeCPU is the CPU the web used from its start (the graph built, the listeners open) to this check: the
+	// serving alone, without building the web or checking the crawl. Accepted is the connections the hosts
+	// accepted; LargeBytes the body bytes the large pages' answers wrote (the rest of a truncated page
+	// included, as far as the socket took it); Encoded the answers sent with a Content-Encoding, NotHTTP11 the
+	// requests that came over another protocol than HTTP/1.1 (HTTP/2).
+	ServeCPU   string `json:"serve_cpu"`
+	Accepted   int    `json:"accepted"`
+	LargeBytes int64  `json:"large_bytes"`
+	Encoded    int    `json:"encoded"`
+	NotHTTP11  int    `json:"not_http11"`
+	// Reconnects are a host's requests on a new connection that neither its first request nor the end of a
+	// large page (whose rest the crawler does not read) explains; ReconnectGap the longest idle time of the
+	// host before one of them (an idle timeout's work, if long).
+	Reconnects   int    `json:"reconnects"`
+	ReconnectGap string `json:"reconnect_gap"`
 	// Loop is what the servers saw of the crawler's loop (check-any only: the timing web's crawls).
 	Loop loopStats `json:"loop"`
 	Err  string    `json:"err,omitempty"`
@@ -73,11 +93,18 @@ func serve(spec string) int {
 		return 1
 	}
 	defer site.Stop()
+	if p := os.Getenv(webProfileEnv); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		}
+	}
 	if err := out.Encode(served{Seeds: site.Seeds()}); err != nil {
 		return 1
 	}
+	ready := cputime.Process()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
+		serving := cputime.Process() - ready
 		var c web.CrawlCheck
 		switch in.Text() {
 		case "check":
@@ -90,8 +117,25 @@ func serve(spec string) int {
 		res := checked{Reachable: c.Reachable, Missing: len(c.Missing), Twice: len(c.Twice),
 			Unserved: len(c.Unserved), RobotsViolations: len(c.RobotsViolations),
 			Requests: len(site.Requests()), CPU: cputime.Process().String()}
+		res.ServeCPU = serving.String()
+		for _, h := range slices.Concat(site.Hosts(), site.Special()) {
+			res.Accepted += h.Accepted()
+		}
 		if in.Text() == "check-any" {
-			res.Loop = measureLoop(site.Requests())
+			reqs := site.Requests()
+			res.Loop = measureLoop(reqs)
+			res.Reconnects, res.ReconnectGap = reconnects(reqs)
+			for _, r := range reqs {
+				if strings.HasSuffix(r.Target, "/big.html") {
+					res.LargeBytes += r.Bytes
+				}
+				if r.Encoding != "" {
+					res.Encoded++
+				}
+				if r.Proto != "HTTP/1.1" {
+					res.NotHTTP11++
+				}
+			}
 		}
 		if err != nil {
 			res.Err = err.Error()
@@ -99,6 +143,29 @@ func serve(spec string) int {
 		_ = out.Encode(res)
 	}
 	return 0
+}
+
+// reconnects counts the requests on a new connection of their host that come neither first nor after a large
+// page, and the longest idle time before one of them. reqs are in start order.
+func reconnects(reqs []web.Request) (int, string) {
+	type last struct {
+		conn  uint64
+		large bool
+		end   time.Time
+	}
+	prev := map[string]last{}
+	n, gap := 0, time.Duration(0)
+	for _, r := range reqs {
+		p, ok := prev[r.Host]
+		if ok && r.Conn != p.conn && !p.large {
+			n++
+			if !p.end.IsZero() {
+				gap = max(gap, r.Start.Sub(p.end))
+			}
+		}
+		prev[r.Host] = last{conn: r.Conn, large: strings.HasSuffix(r.Target, "/big.html"), end: r.End}
+	}
+	return n, gap.Round(time.Millisecond).String()
 }
 
 // parseSize reads "HOSTSxPAGES".
