@@ -29,8 +29,11 @@
 // and 5% of the links through redirects; -crawl.timing.latency overrides the latency, -crawl.timing.crawlers
 // picks the crawlers, -crawl.timing.flow=false runs Frontier without the DB worker's per-host flow control
 // (db_worker.flow.enabled; a before/after on one tree), and -crawl.childprofile=cpu.prof writes a CPU profile of each Frontier crawl
-// (delay0-cpu.prof, delay1s-cpu.prof) for `go tool pprof`. Frontier follows links to any host there (scope
-// follow "any"): the late hosts are no seed's.
+// (delay0-cpu.prof, delay1s-cpu.prof) for `go tool pprof`; -crawl.webprofile=web.prof profiles the web's
+// serving child for each crawler (delay0-frontier-web.prof, …) and -crawl.timing.delay overrides the presets'
+// delay. Frontier follows links to any host there (scope follow "any"): the late hosts are no seed's. The
+// servers' log line says what each crawl made them do: connections accepted, reconnects, the large pages' bytes
+// written, encoded and non-HTTP/1.1 answers, and their CPU while serving, per request.
 //
 // By default every test runs a small crawl (seconds), so `go test ./...` exercises them (under the race
 // detector TestStandaloneSim and TestTimingWeb take smaller webs still, see race_on_test.go; deploy/test.sh runs
