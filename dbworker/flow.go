@@ -512,9 +512,11 @@ func (w *Worker) flowReady(p int, lag int64) bool {
 	return w.flow.outstandingIn(p) < flowMaxOutstanding(w.cfg.FeedBatch) && lag < flowMaxLag(w.cfg.FeedBatch)
 }
 
-// limits shapes partition p's next batch: per-host caps from the flow when it runs, else PerHost.
+// limits shapes partition p's next batch: per-host caps from the flow when it runs, else PerHost (the
+// partition's: Config.Gateways).
 func (w *Worker) limits(p int, now time.Time) queue.Limits {
-	lim := queue.Limits{Max: w.cfg.FeedBatch, PerHost: w.cfg.PerHost, MinHosts: w.cfg.MinHosts}
+	max, perHost := w.cfg.batchSizes(p)
+	lim := queue.Limits{Max: max, PerHost: perHost, MinHosts: w.cfg.MinHosts}
 	if w.flowActive() {
 		w.flow.scanBegin(p, now)
 		lim.HostCap = w.flow.capsFor(now, p)
@@ -612,7 +614,8 @@ func (w *Worker) flowDue(p int, now time.Time) bool {
 // flowScanned records a scan of partition p that returned items (the batch generator's goroutine only); ok:
 // without error.
 func (w *Worker) flowScanned(p int, now time.Time, items []queue.Item, ok bool) {
-	full := len(items) >= w.cfg.FeedBatch
+	max, _ := w.cfg.batchSizes(p)
+	full := len(items) >= max
 	w.flowNexted(p, now, full)
 	if w.flow != nil {
 		w.flow.scanEnd(p, items, ok && !full)

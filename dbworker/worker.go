@@ -74,6 +74,9 @@ type Config struct {
 	PerHost int `mapstructure:"per_host"`
 	// MinHosts keeps a batch from being filled by a few hosts when more are queued (BC_MIN_HOSTS). Default 24.
 	MinHosts int `mapstructure:"min_hosts"`
+	// Gateways sizes the batches of the feed partitions that URLFrontier gateways own instead of spiders, in a
+	// cluster that has both. Empty (the default): every partition gets FeedBatch and PerHost.
+	Gateways GatewayBatches `mapstructure:"gateways"`
 	// Flow sizes each host's share of a batch by its measured demand instead of PerHost (see flow.go), where
 	// this process reads every outcome (the links role over the whole spider log).
 	Flow FlowConfig `mapstructure:"flow"`
@@ -102,6 +105,33 @@ type Config struct {
 	// StatsInterval is how often the stats line is logged. Not a key of this section: the main sets it from the
 	// common stats_interval. 0 logs no stats line.
 	StatsInterval time.Duration `mapstructure:"-"`
+}
+
+// GatewayBatches are the batch sizes of the feed partitions a URLFrontier gateway owns. A gateway holds what
+// it is sent (up to its MaxHeld) and its clients keep each queue's politeness, so its partitions take larger
+// batches with more URLs of a host than a spider's: with a spider's 4 per host, a partition whose hosts each
+// hold more than 4 queued URLs is read whole for every batch (BENCHMARKS.md, URLFrontier service).
+type GatewayBatches struct {
+	// Partitions are the gateways' feed partitions.
+	Partitions []int `mapstructure:"partitions"`
+	// PerHost and FeedBatch replace Config.PerHost and Config.FeedBatch for those partitions; 0 keeps
+	// Config's. cmd/urlfrontier's doc suggests 64 and 32,768.
+	PerHost   int `mapstructure:"per_host"`
+	FeedBatch int `mapstructure:"feed_batch"`
+}
+
+// batchSizes returns partition p's feed batch and per-host cap (Config.Gateways for a gateway's partition).
+func (c Config) batchSizes(p int) (feedBatch, perHost int) {
+	feedBatch, perHost = c.FeedBatch, c.PerHost
+	if slices.Contains(c.Gateways.Partitions, p) {
+		if c.Gateways.FeedBatch > 0 {
+			feedBatch = c.Gateways.FeedBatch
+		}
+		if c.Gateways.PerHost > 0 {
+			perHost = c.Gateways.PerHost
+		}
+	}
+	return feedBatch, perHost
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -135,6 +165,17 @@ func (c Config) Validate() error {
 	}
 	if c.JobID < 0 {
 		errs = append(errs, fmt.Errorf("job_id = %d, want >= 0", c.JobID))
+	}
+	gw := map[int]bool{}
+	for _, p := range c.Gateways.Partitions {
+		if p < 0 || gw[p] {
+			errs = append(errs, fmt.Errorf("gateways.partitions: %d is negative or listed twice", p))
+		}
+		gw[p] = true
+	}
+	if c.Gateways.PerHost < 0 || c.Gateways.FeedBatch < 0 {
+		errs = append(errs, fmt.Errorf("gateways.per_host = %d, gateways.feed_batch = %d, want >= 0 (0: per_host, feed_batch)",
+			c.Gateways.PerHost, c.Gateways.FeedBatch))
 	}
 	if c.PerHost < 0 || c.MinHosts < 0 || c.MaxLag < 0 || c.LinksCache < 0 {
 		errs = append(errs, fmt.Errorf("per_host = %d, min_hosts = %d, max_lag = %d, links_cache = %d, want >= 0",

@@ -219,3 +219,60 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayBatches: a gateway's feed partition (Config.Gateways) gets its own batch sizes, the other
+// partition the common ones.
+func TestGatewayBatches(t *testing.T) {
+	hosts := map[int]string{}
+	for i := 0; len(hosts) < 2; i++ {
+		h := fmt.Sprintf("h%d.test", i)
+		if p := partition.Crc32Name([]byte(h), 2); hosts[p] == "" {
+			hosts[p] = h
+		}
+	}
+	const gw = 1
+	cfg := DefaultConfig()
+	cfg.Flow.Enabled = false
+	cfg.FeedBatch, cfg.PerHost, cfg.MinHosts = 4, 2, 0
+	cfg.Gateways = GatewayBatches{Partitions: []int{gw}, PerHost: 8, FeedBatch: 16}
+	if _, per := cfg.batchSizes(1 - gw); per != 2 {
+		t.Fatalf("spider partition per_host = %d, want 2", per)
+	}
+	r := start(t, cfg)
+	var msgs []frontier.Message
+	for _, h := range hosts {
+		for i := range 10 {
+			msgs = append(msgs, &frontier.UpdateScore{Request: req(fmt.Sprintf("http://%s/%d", h, i), h), Score: float64(i) / 10, Schedule: true})
+		}
+	}
+	r.send(t, bus.ScoringLog, msgs...)
+	// One batch each (nobody reads the feed, so the lag stops the next): 2 of the spider partition's host, 8
+	// of the gateway's.
+	if got := r.feed(t, 1-gw, 2); len(got) != 2 {
+		t.Errorf("spider partition's batch: %d requests, want 2", len(got))
+	}
+	if got := r.feed(t, gw, 8); len(got) != 8 {
+		t.Errorf("gateway partition's batch: %d requests, want 8", len(got))
+	}
+	waitFor(t, "the rest to stay queued", func() bool {
+		a, _ := r.queue.Count(t.Context(), 1-gw)
+		b, _ := r.queue.Count(t.Context(), gw)
+		return a == 8 && b == 2
+	})
+	time.Sleep(3 * cfg.PollInterval)
+	if a, _ := r.queue.Count(t.Context(), 1-gw); a != 8 {
+		t.Errorf("spider partition: %d queued after one batch, want 8", a)
+	}
+	if b, _ := r.queue.Count(t.Context(), gw); b != 2 {
+		t.Errorf("gateway partition: %d queued after one batch, want 2", b)
+	}
+
+	bad := DefaultConfig()
+	bad.Gateways = GatewayBatches{Partitions: []int{1, 1}, PerHost: -1}
+	err := bad.Validate()
+	for _, w := range []string{"gateways.partitions: 1", "gateways.per_host = -1"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%v does not mention %s", err, w)
+		}
+	}
+}

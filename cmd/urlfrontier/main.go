@@ -15,10 +15,11 @@
 // keeps them. A spider or a second gateway started for the same partition waits as a standby.
 //
 // The DB worker sizes a feed partition's batches for a spider (db_worker.per_host 4, feed_batch 8,192). A
-// gateway's clients keep each queue's politeness and the gateway holds what it is sent, so where every feed
-// partition is a gateway's, give the DB workers db_worker.per_host 64 and feed_batch 32,768: with 4, a
-// partition whose hosts each hold more than 4 queued URLs is read whole for every batch (BENCHMARKS.md,
-// URLFrontier service, the cluster loop).
+// gateway's clients keep each queue's politeness and the gateway holds what it is sent, so give the DB workers
+// db_worker.gateways.partitions (the gateways' partition ids) with gateways.per_host 64 and
+// gateways.feed_batch 32,768 (or, where every feed partition is a gateway's, db_worker.per_host and
+// feed_batch themselves): with 4, a partition whose hosts each hold more than 4 queued URLs is read whole for
+// every batch (BENCHMARKS.md, URLFrontier service, the cluster loop).
 package main
 
 import "github.com/frontiercrawl/frontier/launch"
