@@ -3,6 +3,7 @@ package urlfrontier
 import (
 	"context"
 	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -340,19 +341,27 @@ func (g *Gateway) fingerprint(crawl, u string) (frontier.Fingerprint, error) {
 
 // request builds the request a spider would report for a URL the feed did not bring: fingerprint, domain
 // (dm, Gateway.domain's), and the gateway's meta keys for crawl, queue and metadata.
-func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domainMeta) (*frontier.Request, error) {
+//
+// The meta's keys are shared byte slices (metaKeys) and its fingerprint's hex comes from a, the call's arena
+// (nil: its own): as frontier.Map.Set and Request.SetMetaFingerprint would write them, in the same order, with
+// fewer allocations per URL.
+func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domainMeta, a *arena) (*frontier.Request, error) {
 	fp, err := g.fingerprint(crawl, info.URL)
 	if err != nil {
 		return nil, err
 	}
+	if a == nil {
+		a = &arena{}
+	}
 	r := &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 6)}
-	r.SetMetaFingerprint(fp)
-	r.Meta.Set(frontier.MetaKeyDomain, dm.meta)
+	h := a.alloc(hex.EncodedLen(len(fp)))
+	hex.Encode(h, fp)
+	r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.fingerprint, Value: h}, frontier.Entry{Key: metaKeys.domain, Value: dm.meta})
 	if crawl != DefaultCrawl {
-		r.Meta.Set(MetaKeyCrawl, crawl)
+		r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.crawl, Value: crawl})
 	}
 	if key != strings.ToLower(pu.Hostname()) {
-		r.Meta.Set(MetaKeyQueue, key)
+		r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.queue, Value: key})
 	}
 	if len(info.Metadata) > 0 {
 		m := make(frontier.Map, 0, len(info.Metadata))
@@ -366,6 +375,48 @@ func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domai
 		r.Meta.Set(MetaKeyMetadata, m)
 	}
 	return r, nil
+}
+
+// metaKeys are the meta keys of the requests the gateway builds, shared by all of them (never written to).
+var metaKeys = struct{ fingerprint, domain, crawl, queue, discovered []byte }{
+	[]byte(frontier.MetaKeyFingerprint), []byte(frontier.MetaKeyDomain), []byte(MetaKeyCrawl), []byte(MetaKeyQueue),
+	[]byte(spider.MetaKeyDiscovered)}
+
+// arena hands out byte slices carved from shared chunks: the fingerprints' hex and the messages' encodings
+// of one Put call, a few allocations for the call instead of one or two per URL. A chunk stays alive while
+// any slice of it does.
+type arena struct{ buf []byte }
+
+const arenaChunk = 64 << 10
+
+// alloc returns n bytes of its own (length and capacity n).
+func (a *arena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(arenaChunk, n))
+	}
+	i := len(a.buf)
+	a.buf = a.buf[:i+n]
+	return a.buf[i : i+n : i+n]
+}
+
+// appendTo appends what app writes to the arena's free tail and returns it as a slice of its own: carved from
+// the chunk when it fitted, app's own allocation when it grew past the chunk (the next call starts a new one).
+func (a *arena) appendTo(app func([]byte) ([]byte, error)) ([]byte, error) {
+	if cap(a.buf)-len(a.buf) < arenaChunk/8 {
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	i := len(a.buf)
+	free := a.buf[i:i:cap(a.buf)]
+	b, err := app(free)
+	if err != nil {
+		return nil, err
+	}
+	if cap(b) != cap(free) { // grown: b is not the chunk's
+		a.buf = a.buf[:cap(a.buf)]
+		return b, nil
+	}
+	a.buf = a.buf[:i+len(b)]
+	return b[:len(b):len(b)], nil
 }
 
 // sourceKeys are the metadata keys a client names the page it found a URL on under: StormCrawler's url.path
@@ -540,7 +591,8 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 	}
 	var deps []dependent
 	var localIdx []int
-	now := time.Now().UnixMilli()
+	var nowV frontier.Value = time.Now().UnixMilli() // boxed once for the call's links
+	var ar arena
 	var page struct {
 		crawl, src string
 		r          *frontier.Request
@@ -558,14 +610,14 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 				continue
 			}
 			dm := g.domain(it.pu)
-			link, err := g.request(it.crawl, it.key, p.Info, it.pu, dm)
+			link, err := g.request(it.crawl, it.key, p.Info, it.pu, dm, &ar)
 			if err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
 				g.unclaim(string(keys[i]), pb)
 				out[i] = Skipped
 				continue
 			}
-			link.Meta.Set(spider.MetaKeyDiscovered, now)
+			link.Meta = append(link.Meta, frontier.Entry{Key: metaKeys.discovered, Value: nowV}) // request sets no such key
 			var msg frontier.Message = &frontier.AddSeeds{Seeds: []*frontier.Request{link}}
 			if src := sourceOf(p.Info.Metadata); src != "" {
 				if page.r == nil || page.crawl != it.crawl || page.src != src {
@@ -576,7 +628,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 					msg = &frontier.LinksExtracted{Request: page.r, Links: []*frontier.Request{link}}
 				}
 			}
-			m, err := g.encode(dm.fp, link, msg)
+			m, err := g.encodeIn(&ar, dm.fp, link, msg)
 			if err != nil {
 				return fail(err)
 			}
@@ -598,14 +650,14 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 			}
 		} else {
 			dm := g.domain(it.pu)
-			if req, err = g.request(it.crawl, it.key, p.Info, it.pu, dm); err != nil {
+			if req, err = g.request(it.crawl, it.key, p.Info, it.pu, dm, &ar); err != nil {
 				g.log.Warn("put skipped: no fingerprint", "url", p.Info.URL, "err", err)
 				out[i] = Skipped
 				continue
 			}
 			key = dm.fp
 		}
-		m, err := g.encode(key, req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
+		m, err := g.encodeIn(&ar, key, req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
 		if err != nil {
 			return fail(err)
 		}
@@ -923,18 +975,39 @@ func (g *Gateway) published(pb *publication) {
 // encode encodes m keyed as a spider keys its reports: by the domain fingerprint of r's host (key, when the
 // caller has it already).
 func (g *Gateway) encode(key []byte, r *frontier.Request, m frontier.Message) (bus.Message, error) {
-	if key == nil {
-		if d, err := r.MetaDomain(); err == nil && d.Fingerprint != "" {
-			key = []byte(d.Fingerprint)
-		} else if u, err := url.Parse(r.URL); err == nil {
-			key = []byte(g.id.Domain(u).Fingerprint)
+	return g.encodeIn(nil, key, r, m)
+}
+
+// encodeIn is encode with the bytes from a, when the codec is Msgpack (a nil: its own).
+func (g *Gateway) encodeIn(a *arena, key []byte, r *frontier.Request, m frontier.Message) (bus.Message, error) {
+	if _, ok := g.deps.Codec.(codec.Msgpack); ok && a != nil {
+		if key == nil {
+			key = g.msgKey(r)
 		}
+		b, err := a.appendTo(func(dst []byte) ([]byte, error) { return codec.AppendMessage(dst, m) })
+		if err != nil {
+			return bus.Message{}, fmt.Errorf("urlfrontier: encode %s of %s: %w", m.Name(), r.URL, err)
+		}
+		return bus.Message{Key: key, Value: b}, nil
+	}
+	if key == nil {
+		key = g.msgKey(r)
 	}
 	b, err := g.deps.Codec.EncodeMessage(m)
 	if err != nil {
 		return bus.Message{}, fmt.Errorf("urlfrontier: encode %s of %s: %w", m.Name(), r.URL, err)
 	}
 	return bus.Message{Key: key, Value: b}, nil
+}
+
+// msgKey is the domain fingerprint of r's host: its meta's, or computed.
+func (g *Gateway) msgKey(r *frontier.Request) []byte {
+	if d, err := r.MetaDomain(); err == nil && d.Fingerprint != "" {
+		return []byte(d.Fingerprint)
+	} else if u, err := url.Parse(r.URL); err == nil {
+		return []byte(g.id.Domain(u).Fingerprint)
+	}
+	return nil
 }
 
 // claimLocked reports whether the gateway published the discovered URL k already (earlier nil) or is
