@@ -46,24 +46,31 @@
 //
 // # Key layout
 //
-//	P 'm' stream partition:u32 offset:u64   → uvarint(len(key)) key value      (messages)
-//	P 'o' stream partition:u32 group        → next offset to read: u64        (committed offsets)
-//	P 'n' stream                            → partition count: u32
+//	P 'm' stream partition:u32 first:u64 count:u32 → per message: uvarint(len(key)) uvarint(len(value)) key value
+//	P 'o' stream partition:u32 group                 → next offset to read: u64        (committed offsets)
+//	P 'n' stream                                     → partition count: u32
 //
 // P is Config.Prefix, stream one byte ('l' spider log, 's' scoring log, 'f' spider feed), integers
-// big-endian so that byte order is offset order.
+// big-endian so that byte order is offset order. A message key is a segment: the messages first …
+// first+count−1 of one Send to one partition, at most 64 messages and cut once it holds 64 KiB, so that a
+// message costs the memtable, the flushes and every reading iterator a fraction of a key instead of a key of
+// its own, and its release a fraction of a single deletion (BenchmarkSendFetchCommit: twice the messages per
+// CPU-second). A Fetch starting inside a segment skips the messages before its offset. Keys written before
+// segments (P 'm' stream partition offset → uvarint(len(key)) key value, one message each) are read,
+// continued after and released as segments of one.
 //
 // # Retention
 //
 // A partition keeps its messages from the lowest offset any interested group still needs: the groups named in
 // Config.Groups for the stream, plus every group that has committed on it (committed groups are remembered
-// across restarts). Messages below that offset are removed in the batch of the commit that released them, so a
-// crawl's streams use disk only for their uncommitted backlog: a run of up to 4,096 messages with single
-// deletions (Pebble's SingleDelete), a longer one with one range deletion. A message key is written exactly
-// once (offsets never repeat, and a crash keeps a prefix of the writes), which is what a single deletion
-// requires; it cancels out with the message's write wherever the two meet, in the memtable's flush or in a
-// compaction, so a message released before its memtable is flushed costs the tables nothing, not even a
-// tombstone. A group that commits
+// across restarts). The segments wholly below that offset are removed in the batch of the commit that released
+// them (a segment with one message still needed stays whole), so a crawl's streams use disk only for their
+// uncommitted backlog: a run of up to 4,096 segments with single deletions (Pebble's SingleDelete), a longer
+// one with one range deletion. A segment key is written exactly once (offsets never repeat, and a crash keeps
+// a prefix of the writes), which is what a single deletion requires; it cancels out with the segment's write
+// wherever the two meet, in the memtable's flush or in a compaction, so a segment released before its
+// memtable is flushed costs the tables nothing, not even a tombstone. A partition's segment bounds are kept
+// in memory too (read at Open), a few bytes per segment of the backlog. A group that commits
 // once and never again holds every later message: list only the groups that run. Nothing bounds the backlog
 // in memory; it lives on disk.
 //

@@ -92,8 +92,42 @@ type stream struct {
 	closed    bool
 }
 
-// part is one partition: its messages are the offsets [start, end).
-type part struct{ start, end int64 }
+// part is one partition: its messages are the offsets [start, end), held in the segments segs (oldest first;
+// the first may begin below start, with messages no interested group needs any more).
+type part struct {
+	start, end int64
+	segs       []seg
+}
+
+// seg is one segment key: the messages first … first+n−1. single marks a key of the one-message layout
+// (written before segments; read and trimmed as a segment of one).
+type seg struct {
+	first  int64
+	n      int32
+	single bool
+}
+
+// segKey is the key of s in partition p.
+func (st *stream) segKey(p int, s seg) []byte {
+	if s.single {
+		return st.msgKey(p, s.first)
+	}
+	return binary.BigEndian.AppendUint32(st.msgKey(p, s.first), uint32(s.n))
+}
+
+// segFor returns the index in segs of the segment holding offset off (segs sorted, off held).
+func segFor(segs []seg, off int64) int {
+	i, _ := slices.BinarySearchFunc(segs, off+1, func(s seg, o int64) int {
+		switch {
+		case s.first < o:
+			return -1
+		case s.first > o:
+			return 1
+		}
+		return 0
+	})
+	return max(i-1, 0)
+}
 
 var _ bus.Bus = (*Bus)(nil)
 
@@ -128,7 +162,7 @@ func (b *Bus) key(parts ...[]byte) []byte {
 }
 
 func (st *stream) msgKey(p int, off int64) []byte {
-	k := make([]byte, 0, 15)
+	k := make([]byte, 0, 19)
 	k = append(k, st.b.cfg.Prefix, 'm', st.tag)
 	k = binary.BigEndian.AppendUint32(k, uint32(p))
 	return binary.BigEndian.AppendUint64(k, uint64(off))
@@ -180,29 +214,32 @@ func (b *Bus) load(s bus.Stream) (*stream, error) {
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblebus: read %s offsets: %w", s, err)
 	}
-	// Message bounds per partition, for every partition that holds messages (whatever the count was).
+	// The segments of every partition that holds messages (whatever the count was).
 	mpfx := b.key([]byte{'m', st.tag})
 	bounds := map[int]part{}
 	it, err = b.db.NewIter(&pebble.IterOptions{LowerBound: mpfx, UpperBound: prefixEnd(mpfx)})
 	if err != nil {
 		return nil, fmt.Errorf("pebblebus: read %s: %w", s, err)
 	}
-	for valid := it.First(); valid; {
+	for it.First(); it.Valid(); it.Next() {
 		k := it.Key()
-		if len(k) != len(mpfx)+12 {
+		sg, ok := parseSegKey(k[len(mpfx):])
+		if !ok {
 			_ = it.Close()
 			return nil, fmt.Errorf("pebblebus: %s: malformed message key %x", s, k)
 		}
 		p := int(binary.BigEndian.Uint32(k[len(mpfx):]))
-		first := int64(binary.BigEndian.Uint64(k[len(mpfx)+4:]))
-		ppfx := k[: len(mpfx)+4 : len(mpfx)+4]
-		next := prefixEnd(ppfx)
-		if !it.SeekLT(next) {
-			break
+		pb, held := bounds[p]
+		switch {
+		case !held:
+			pb.start = sg.first
+		case sg.first != pb.end:
+			_ = it.Close()
+			return nil, fmt.Errorf("pebblebus: %s: partition %d: offsets %d to %d missing", s, p, pb.end, sg.first-1)
 		}
-		last := int64(binary.BigEndian.Uint64(it.Key()[len(mpfx)+4:]))
-		bounds[p] = part{start: first, end: last + 1}
-		valid = it.SeekGE(next)
+		pb.end = sg.first + int64(sg.n)
+		pb.segs = append(pb.segs, sg)
+		bounds[p] = pb
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblebus: read %s: %w", s, err)
@@ -240,6 +277,22 @@ func (b *Bus) load(s bus.Stream) (*stream, error) {
 		st.parts[p] = pb
 	}
 	return st, nil
+}
+
+// parseSegKey reads a message key after its stream prefix: partition, first offset and, in a segment key, the
+// message count (a key without one holds one message).
+func parseSegKey(k []byte) (seg, bool) {
+	switch len(k) {
+	case 12:
+		return seg{first: int64(binary.BigEndian.Uint64(k[4:])), n: 1, single: true}, true
+	case 16:
+		n := binary.BigEndian.Uint32(k[12:])
+		if n == 0 || n > segMaxMsgs {
+			return seg{}, false
+		}
+		return seg{first: int64(binary.BigEndian.Uint64(k[4:])), n: int32(n)}, true
+	}
+	return seg{}, false
 }
 
 // prefixEnd returns the smallest key greater than every key starting with p.
@@ -338,18 +391,44 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	}
 	st.mu.Unlock()
 
+	// Each partition's messages, in order, cut into segments (segMaxMsgs, segMaxBytes).
 	batch := st.b.db.NewBatch()
 	defer batch.Close()
+	var segs []seg
+	var segParts []int
 	var val []byte
-	for i, m := range msgs {
-		q := parts[i]
-		val = binary.AppendUvarint(val[:0], uint64(len(m.Key)))
-		val = append(val, m.Key...)
-		val = append(val, m.Value...)
-		if err := batch.Set(st.msgKey(q, next[q]), val, nil); err != nil {
-			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
+	for q := range n {
+		cur := seg{first: next[q]}
+		flush := func() error {
+			if cur.n == 0 {
+				return nil
+			}
+			if err := batch.Set(st.segKey(q, cur), val, nil); err != nil {
+				return fmt.Errorf("pebblebus: %s: %w", st.name, err)
+			}
+			segs, segParts = append(segs, cur), append(segParts, q)
+			cur = seg{first: cur.first + int64(cur.n)}
+			val = val[:0]
+			return nil
 		}
-		next[q]++
+		for i, m := range msgs {
+			if parts[i] != q {
+				continue
+			}
+			val = binary.AppendUvarint(val, uint64(len(m.Key)))
+			val = binary.AppendUvarint(val, uint64(len(m.Value)))
+			val = append(val, m.Key...)
+			val = append(val, m.Value...)
+			if cur.n++; cur.n == segMaxMsgs || len(val) >= segMaxBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		next[q] = cur.first
 	}
 	if err := batch.Commit(st.sendWO); err != nil {
 		return fmt.Errorf("pebblebus: %s: write %d messages: %w", st.name, len(msgs), err)
@@ -358,10 +437,24 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	for q := range n {
 		st.parts[q].end = next[q]
 	}
+	for i, sg := range segs {
+		st.parts[segParts[i]].segs = append(st.parts[segParts[i]].segs, sg)
+	}
 	st.notifyLocked()
 	st.mu.Unlock()
 	return nil
 }
+
+// segMaxMsgs and segMaxBytes bound a segment: a Send writes each partition's messages as one Pebble key per
+// run of up to segMaxMsgs messages (cut earlier once the run holds segMaxBytes), instead of one key per
+// message. A message key cost a memtable insertion, a single deletion when released (another insertion),
+// and a step of every iterator that read or flushed it; a crawl sends hundreds of thousands. The bounds keep a
+// Fetch that starts inside a segment from decoding much before its first message, and a segment that one
+// slow group still needs from pinning much more than that group's backlog.
+const (
+	segMaxMsgs  = 64
+	segMaxBytes = 64 << 10
+)
 
 // Durable reports whether Send returns only once its messages survive the process being killed: true with
 // Config.Sync when the stream's Sends are not deferred (the spider then journals what it reported, see
@@ -406,10 +499,10 @@ type consumer struct {
 	closed atomic.Bool
 }
 
-// span is a range of offsets of one partition to read.
+// span is a range of offsets of one partition to read; seg0 is the first offset of the segment holding from.
 type span struct {
-	p          int
-	from, till int64
+	p                int
+	from, till, seg0 int64
 }
 
 // Fetch returns up to limit messages from the owned partitions, waiting for at least one.
@@ -434,7 +527,11 @@ func (c *consumer) Fetch(ctx context.Context, limit int) ([]bus.Message, error) 
 				continue
 			}
 			till := min(pt.end, from+left)
-			spans = append(spans, span{p, from, till})
+			seg0 := from
+			if len(pt.segs) > 0 {
+				seg0 = pt.segs[segFor(pt.segs, from)].first
+			}
+			spans = append(spans, span{p, from, till, seg0})
 			left -= till - from
 			if left == 0 {
 				break
@@ -480,32 +577,41 @@ const fetchChunk = 8 << 10
 
 // read appends the messages of sp to out, copying their bytes into *arena (see fetchChunk).
 func (st *stream) read(sp span, out []bus.Message, arena *[]byte) ([]bus.Message, error) {
-	it, err := st.b.db.NewIter(&pebble.IterOptions{LowerBound: st.msgKey(sp.p, sp.from), UpperBound: st.msgKey(sp.p, sp.till)})
+	// A segment key sorts after its first offset's 12-byte key and before the next offset's: the bounds take
+	// in every segment from the one holding from to the last one starting before till.
+	it, err := st.b.db.NewIter(&pebble.IterOptions{LowerBound: st.msgKey(sp.p, sp.seg0), UpperBound: st.msgKey(sp.p, sp.till)})
 	if err != nil {
 		return out, fmt.Errorf("pebblebus: %s: read partition %d: %w", st.name, sp.p, err)
 	}
-	want := sp.from
-	for it.First(); it.Valid(); it.Next() {
+	const plen = 3                 // prefix, 'm', stream tag
+	want, next := sp.from, sp.seg0 // next: the first offset the next segment must hold
+	for it.First(); it.Valid() && want < sp.till; it.Next() {
 		k, v := it.Key(), it.Value()
-		off := int64(binary.BigEndian.Uint64(k[len(k)-8:]))
-		if off != want {
+		sg, ok := parseSegKey(k[plen:])
+		if !ok || sg.first != next {
 			_ = it.Close()
-			return out, fmt.Errorf("pebblebus: %s: partition %d: offset %d missing (next held is %d)", st.name, sp.p, want, off)
+			return out, fmt.Errorf("pebblebus: %s: partition %d: offset %d missing (next key held is %x)", st.name, sp.p, next, k)
 		}
-		kl, n := binary.Uvarint(v)
-		if n <= 0 || uint64(len(v)-n) < kl {
-			_ = it.Close()
-			return out, fmt.Errorf("pebblebus: %s: partition %d offset %d: malformed record", st.name, sp.p, off)
+		next = sg.first + int64(sg.n)
+		for off := sg.first; off < next && off < sp.till; off++ {
+			rec, kl, ok := nextRecord(&v, sg.single)
+			if !ok {
+				_ = it.Close()
+				return out, fmt.Errorf("pebblebus: %s: partition %d offset %d: malformed record", st.name, sp.p, off)
+			}
+			if off < want {
+				continue
+			}
+			m := bus.Message{Partition: sp.p, Offset: off}
+			buf := carve(arena, len(rec))
+			copy(buf, rec)
+			if kl > 0 {
+				m.Key = buf[:kl:kl]
+			}
+			m.Value = buf[kl:]
+			out = append(out, m)
+			want++
 		}
-		m := bus.Message{Partition: sp.p, Offset: off}
-		buf := carve(arena, len(v)-n)
-		copy(buf, v[n:])
-		if kl > 0 {
-			m.Key = buf[:kl:kl]
-		}
-		m.Value = buf[kl:]
-		out = append(out, m)
-		want++
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return out, fmt.Errorf("pebblebus: %s: read partition %d: %w", st.name, sp.p, err)
@@ -514,6 +620,28 @@ func (st *stream) read(sp span, out []bus.Message, arena *[]byte) ([]bus.Message
 		return out, fmt.Errorf("pebblebus: %s: partition %d: offsets %d to %d missing", st.name, sp.p, want, sp.till-1)
 	}
 	return out, nil
+}
+
+// nextRecord takes the next message from a segment's value *v: its key and value bytes (key first, kl bytes).
+// A one-message key's value is uvarint(len(key)) key value; a segment's is uvarint(len(key)) uvarint(len(value))
+// key value per message.
+func nextRecord(v *[]byte, single bool) (rec []byte, kl int, ok bool) {
+	b := *v
+	k, n := binary.Uvarint(b)
+	if n <= 0 || k > uint64(len(b)-n) {
+		return nil, 0, false
+	}
+	b = b[n:]
+	l := uint64(len(b)) - k
+	if !single {
+		if l, n = binary.Uvarint(b); n <= 0 || l > uint64(len(b)-n) || k > uint64(len(b)-n)-l {
+			return nil, 0, false
+		}
+		b = b[n:]
+	}
+	end := int(k + l)
+	*v = b[end:]
+	return b[:end:end], int(k), true
 }
 
 // carve returns n bytes for one message: the next n bytes of *arena (a new block when it lacks room), or an
@@ -533,12 +661,12 @@ func carve(arena *[]byte, n int) []byte {
 	return a[l : l+n : l+n]
 }
 
-// pointTrimMax is the longest run of committed messages a Commit removes with point deletions rather than one
+// pointTrimMax is the longest run of released segments a Commit removes with point deletions rather than one
 // range deletion. Every range deletion in the memtable makes each new iterator of the database (every Fetch,
 // every queue scan) fragment all of the memtable's range deletions again: in a slow crawl, whose memtable
 // fills slowly, that was 29% of the process's CPU (issue 21, bench/results/throughput.md). Point deletions cost
-// nothing to iterators that start above them, and they are single deletions (a message key is written once):
-// one that meets its message's write in a flush or a compaction drops with it, so a message released before
+// nothing to iterators that start above them, and they are single deletions (a segment key is written once):
+// one that meets its segment's write in a flush or a compaction drops with it, so a segment released before
 // its memtable is flushed leaves no tombstone in the tables (TestConsumedLeaveNoTombstones).
 const pointTrimMax = 4096
 
@@ -566,8 +694,8 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	}
 	offs := st.committed[c.group]
 	type trim struct {
-		p        int
-		from, to int64
+		p    int
+		segs []seg // the segments released, oldest first
 	}
 	var trims []trim
 	moved := map[int]int64{}
@@ -592,8 +720,17 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	for p, o := range moved {
 		offs[p] = o
 		if low := st.lowLocked(p); low > st.parts[p].start {
-			trims = append(trims, trim{p, st.parts[p].start, low})
 			st.parts[p].start = low
+			// Only whole segments go: one that still holds a message at or above low stays.
+			segs := st.parts[p].segs
+			k := 0
+			for k < len(segs) && segs[k].first+int64(segs[k].n) <= low {
+				k++
+			}
+			if k > 0 {
+				trims = append(trims, trim{p, segs[:k:k]})
+				st.parts[p].segs = segs[k:]
+			}
 		}
 	}
 	// The in-memory offsets move first, so a concurrent Fetch of this group never goes back; the write
@@ -608,12 +745,15 @@ func (c *consumer) Commit(_ context.Context, msgs []bus.Message) error {
 	}
 	for _, t := range trims {
 		var err error
-		if t.to-t.from <= pointTrimMax {
-			for o := t.from; o < t.to && err == nil; o++ {
-				err = batch.SingleDelete(st.msgKey(t.p, o), nil)
+		if len(t.segs) <= pointTrimMax {
+			for _, sg := range t.segs {
+				if err = batch.SingleDelete(st.segKey(t.p, sg), nil); err != nil {
+					break
+				}
 			}
 		} else {
-			err = batch.DeleteRange(st.msgKey(t.p, t.from), st.msgKey(t.p, t.to), nil)
+			last := t.segs[len(t.segs)-1]
+			err = batch.DeleteRange(st.msgKey(t.p, t.segs[0].first), st.msgKey(t.p, last.first+int64(last.n)), nil)
 		}
 		if err != nil {
 			st.mu.Unlock()
