@@ -75,7 +75,11 @@ func (c StreamConfig) Validate() error {
 type ProducerConfig struct {
 	// BatchSize is the most messages in one produce request to one partition.
 	BatchSize int `mapstructure:"batch_size"`
-	// BatchBytes is the most bytes in one produce request to one partition; a bigger message is an error.
+	// BatchBytes is the most bytes (kafka-go's estimate: keys, values and about 22 bytes a message) in one
+	// record batch to one partition, which the broker refuses whole when it exceeds the topic's
+	// max.message.bytes (by default the broker's message.max.bytes, 1,048,588). The default, 1,000,000, fits
+	// every broker's default; above BrokerDefaultMaxMessageBytes, the topics (or brokers) must allow it, or
+	// Send fails (Bus.New logs a warning). A message bigger than BatchBytes is an error of Send.
 	BatchBytes int64 `mapstructure:"batch_bytes"`
 	// Linger is how long a partition's batch waits to fill before it is sent.
 	Linger time.Duration `mapstructure:"linger"`
@@ -92,10 +96,15 @@ type ProducerConfig struct {
 	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`
 }
 
+// BrokerDefaultMaxMessageBytes is Kafka's default message.max.bytes (a topic's max.message.bytes): the
+// largest record batch a broker accepts unless configured otherwise.
+const BrokerDefaultMaxMessageBytes = 1_048_588
+
 // ConsumerConfig tunes consumers.
 type ConsumerConfig struct {
 	// MinBytes and MaxBytes bound one fetch from one partition; MaxWait is how long the broker may hold a fetch
-	// while fewer than MinBytes are available.
+	// while fewer than MinBytes are available. MaxBytes must be at least producer.batch_bytes, so that one fetch
+	// holds the largest batch a producer writes.
 	MinBytes int           `mapstructure:"min_bytes"`
 	MaxBytes int           `mapstructure:"max_bytes"`
 	MaxWait  time.Duration `mapstructure:"max_wait"`
@@ -119,7 +128,7 @@ func DefaultConfig() Config {
 		Control:    StreamConfig{Topic: "frontier-control", Partitions: 1},
 		Producer: ProducerConfig{
 			BatchSize:       1024,
-			BatchBytes:      4 << 20, // Frontera's max_request_size
+			BatchBytes:      1_000_000, // under Kafka's default message.max.bytes (Frontera's 4 MiB max_request_size is not)
 			Linger:          2 * time.Millisecond,
 			Compression:     "none",
 			Acks:            "all",
@@ -218,6 +227,9 @@ func (c Config) Validate() error {
 	k := c.Consumer
 	if k.MinBytes <= 0 || k.MaxBytes < k.MinBytes {
 		add("consumer.min_bytes = %d and max_bytes = %d, want 0 < min_bytes <= max_bytes", k.MinBytes, k.MaxBytes)
+	}
+	if p.BatchBytes > 0 && int64(k.MaxBytes) < p.BatchBytes {
+		add("consumer.max_bytes = %d is below producer.batch_bytes = %d, want max_bytes >= batch_bytes", k.MaxBytes, p.BatchBytes)
 	}
 	if k.MaxWait <= 0 {
 		add("consumer.max_wait = %s, want > 0", k.MaxWait)

@@ -47,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		{"batch", func(c *Config) { c.Producer.BatchSize = 0; c.Producer.BatchBytes = -1 }, []string{"producer.batch_size = 0", "producer.batch_bytes = -1"}},
 		{"backoff", func(c *Config) { c.Producer.RetryBackoffMax = time.Millisecond }, []string{"producer.retry_backoff"}},
 		{"fetch bytes", func(c *Config) { c.Consumer.MinBytes = 10; c.Consumer.MaxBytes = 5 }, []string{"consumer.min_bytes = 10 and max_bytes = 5"}},
+		{"fetch below batch", func(c *Config) { c.Consumer.MaxBytes = 1 << 20; c.Producer.BatchBytes = 2 << 20 }, []string{"consumer.max_bytes = 1048576 is below producer.batch_bytes = 2097152"}},
 		{"timeouts", func(c *Config) { c.DialTimeout = 0; c.RequestTimeout = -1; c.MetadataTTL = 0; c.Consumer.MaxWait = 0 },
 			[]string{"dial_timeout = 0s", "request_timeout = -1ns", "metadata_ttl = 0s", "consumer.max_wait = 0s"}},
 	}

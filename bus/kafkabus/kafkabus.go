@@ -43,6 +43,10 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Bus, error) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if b := cfg.Producer.BatchBytes; b > BrokerDefaultMaxMessageBytes {
+		log.Warn("kafkabus: producer.batch_bytes is above Kafka's default message.max.bytes: every topic's max.message.bytes (or the brokers' message.max.bytes) must allow it, or a full batch fails as Message Size Too Large",
+			"batch_bytes", b, "default_max_message_bytes", BrokerDefaultMaxMessageBytes)
+	}
 	dial := &net.Dialer{Timeout: cfg.DialTimeout}
 	tr := &kafka.Transport{
 		Dial:        dial.DialContext,

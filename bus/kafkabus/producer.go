@@ -155,6 +155,9 @@ func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 		}
 		failed, cause := failedMessages(kms, err)
 		if !retriable(cause) {
+			if errors.Is(cause, kafka.MessageSizeTooLarge) {
+				return p.tooLarge(failed, cause)
+			}
 			return fmt.Errorf("kafkabus: send %d messages to %s: %w", len(failed), p.topic, cause)
 		}
 		p.b.outage.Failed(cause, backoff)
@@ -171,6 +174,25 @@ func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 		}
 		backoff = min(2*backoff, p.b.cfg.Producer.RetryBackoffMax)
 	}
+}
+
+// tooLarge explains a Message Size Too Large: one message above producer.batch_bytes (refused by kafka-go before
+// anything is written), or a record batch the broker refused as above the topic's max.message.bytes. Nothing of
+// the failed messages was written; the error wraps cause (errors.Is(err, kafka.MessageSizeTooLarge)).
+func (p *Producer) tooLarge(failed []kafka.Message, cause error) error {
+	limit := p.b.cfg.Producer.BatchBytes
+	var mtl kafka.MessageTooLargeError
+	if errors.As(cause, &mtl) {
+		return fmt.Errorf("kafkabus: send %d messages to %s: a message (key %q) of %d bytes is above producer.batch_bytes = %d: %w",
+			len(failed), p.topic, truncate(mtl.Message.Key), len(mtl.Message.Key)+len(mtl.Message.Value), limit, cause)
+	}
+	var size int
+	for _, m := range failed {
+		size += len(m.Key) + len(m.Value)
+	}
+	return fmt.Errorf("kafkabus: send %d messages (%d bytes) to %s: the broker refused a record batch of up to "+
+		"producer.batch_bytes = %d as above the topic's max.message.bytes (Kafka's default: %d); lower batch_bytes "+
+		"or raise the topic's max.message.bytes: %w", len(failed), size, p.topic, limit, BrokerDefaultMaxMessageBytes, cause)
 }
 
 // failedMessages returns the messages err says were not written, and the first of their errors.
@@ -213,7 +235,7 @@ func retriable(err error) bool {
 		// themselves when the restart ends (the fault suite's broker restart made a DB worker's lag call exit).
 		return ke.Temporary() || ke == kafka.BrokerNotAvailable || ke == kafka.ReplicaNotAvailable
 	}
-	var mtl *kafka.MessageTooLargeError
+	var mtl kafka.MessageTooLargeError // kafka-go returns it as a value
 	return !errors.As(err, &mtl)
 }
 
