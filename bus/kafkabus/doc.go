@@ -29,6 +29,15 @@
 // timeout), with backoff, until the context ends: a producer survives a broker restart without being reopened.
 // Retrying makes delivery at least once and may reorder a retried message after a later one.
 //
+// A record batch is at most producer.batch_bytes, 1,000,000 by default: under Kafka's default message.max.bytes
+// (a topic's max.message.bytes, 1,048,588), which a broker enforces per batch, so a Send of any length fits a
+// broker left at its defaults (Frontera's 4 MiB max_request_size does not: 1,024 large messages can pass 1 MB).
+// A single message above batch_bytes is an error of Send.
+// A batch the broker refuses anyway (a topic or broker set lower, or batch_bytes raised above 1,048,588, which
+// New warns about) is not retried: Send returns at once an error naming the topic, the messages and bytes not
+// written and the settings to change, wrapping kafka.MessageSizeTooLarge (a handler of bus.Consume that returns
+// it leaves its batch uncommitted and ends Consume with it).
+//
 // # Consumers
 //
 // kafka-go's group Reader cannot be given explicit partitions (it joins the group and takes what the group
