@@ -290,13 +290,8 @@ const (
 	OwnersBatches = "dbw-batches-owners"                    // spider-feed partitions, for the batches role
 )
 
-// consume runs handle over every batch of the partitions of stream this process owns (see bus.Own), in group,
-// committing after handle succeeds.
-func (w *Worker) consume(ctx context.Context, stream bus.Stream, owners, group string, handle func(context.Context, []frontier.Message) error) error {
-	return w.consumeWith(ctx, stream, owners, group, w.decode, handle)
-}
-
-// consumeWith is consume with a decode of its own (the links role notes each event's offset).
+// consumeWith runs handle over every batch of the partitions of stream this process owns (see bus.Own), in
+// group, decoded with decode (the role's own, for one goroutine), committing after handle succeeds.
 func (w *Worker) consumeWith(ctx context.Context, stream bus.Stream, owners, group string, decode func(bus.Message) (frontier.Message, error), handle func(context.Context, []frontier.Message) error) error {
 	return bus.Own(ctx, w.deps.Bus, stream, owners, nil, func(ctx context.Context, parts []int) error {
 		if stream == bus.SpiderLog && w.flow != nil {
@@ -327,18 +322,14 @@ func (w *Worker) bounded(handle func(context.Context, []frontier.Message) error)
 	}
 }
 
-func (w *Worker) decode(m bus.Message) (frontier.Message, error) {
-	return w.deps.Codec.DecodeMessage(m.Value)
-}
-
-// decodeLinks decodes a spider-log message for the links role: with a codec that can (codec.LinksMetaDecoder),
-// each extracted link keeps only the meta keys runLinks reads, so the role does not build the domain map of
-// every link (the strategy worker decodes the same message whole).
-func (w *Worker) decodeLinks(m bus.Message) (frontier.Message, error) {
+// linksDecoder returns the links role's decode of spider-log messages: with a codec that can
+// (codec.LinksMetaDecoder), each extracted link keeps only the meta keys runLinks reads, so the role does not
+// build the domain map of every link (the strategy worker decodes the same message whole).
+func (w *Worker) linksDecoder() func(bus.Message) (frontier.Message, error) {
 	if d, ok := w.deps.Codec.(codec.LinksMetaDecoder); ok {
-		return d.DecodeMessageLinksMeta(m.Value, linkMetaRead)
+		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageLinksMeta(m.Value, linkMetaRead) }
 	}
-	return w.decode(m)
+	return func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
 }
 
 // linkMetaRead says which meta keys of an extracted link runLinks reads.
@@ -352,49 +343,57 @@ func linkMetaRead(key []byte) bool {
 
 // runScoring moves update_score messages into the queue.
 func (w *Worker) runScoring(ctx context.Context) error {
-	return w.consume(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, func(ctx context.Context, events []frontier.Message) error {
-		items := make([]queue.Item, 0, len(events))
-		for _, e := range events {
-			us, ok := e.(*frontier.UpdateScore)
-			if !ok || !us.Schedule {
-				continue
-			}
-			it, err := w.item(us)
-			if err != nil {
-				w.m.badItems.Inc()
-				w.log.Warn("update_score skipped", "url", us.Request.URL, "err", err)
-				continue
-			}
-			items = append(items, it)
+	return w.consumeWith(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, w.scoringDecoder(), w.schedule)
+}
+
+// scoringDecoder returns the scoring role's decode of scoring-log messages.
+func (w *Worker) scoringDecoder() func(bus.Message) (frontier.Message, error) {
+	return func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
+}
+
+// schedule queues the update_score messages with Schedule=true of one scoring-log batch.
+func (w *Worker) schedule(ctx context.Context, events []frontier.Message) error {
+	items := make([]queue.Item, 0, len(events))
+	for _, e := range events {
+		us, ok := e.(*frontier.UpdateScore)
+		if !ok || !us.Schedule {
+			continue
 		}
-		if len(items) == 0 {
-			return nil
-		}
-		if err := fenced(ctx, fmt.Sprintf("schedule %d items", len(items))); err != nil {
-			return err
-		}
-		err := w.deps.Queue.Schedule(ctx, items)
-		var se *queue.ScheduleError
-		if errors.As(err, &se) {
-			for _, ie := range se.Items {
-				w.m.badItems.Inc()
-				it := items[ie.Index]
-				w.log.Warn("queue rejected an item", "host", it.Host, "fingerprint", it.Fingerprint.Hex(), "err", ie.Err)
-			}
-			err = nil
-		}
+		it, err := w.item(us)
 		if err != nil {
-			return fmt.Errorf("dbworker: schedule %d items: %w", len(items), err)
+			w.m.badItems.Inc()
+			w.log.Warn("update_score skipped", "url", us.Request.URL, "err", err)
+			continue
 		}
-		w.m.scheduled.Add(float64(len(items)))
-		w.stats.scheduled.Add(int64(len(items)))
-		w.flowTouch(items...)
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		items = append(items, it)
+	}
+	if len(items) == 0 {
 		return nil
-	})
+	}
+	if err := fenced(ctx, fmt.Sprintf("schedule %d items", len(items))); err != nil {
+		return err
+	}
+	err := w.deps.Queue.Schedule(ctx, items)
+	var se *queue.ScheduleError
+	if errors.As(err, &se) {
+		for _, ie := range se.Items {
+			w.m.badItems.Inc()
+			it := items[ie.Index]
+			w.log.Warn("queue rejected an item", "host", it.Host, "fingerprint", it.Fingerprint.Hex(), "err", ie.Err)
+		}
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("dbworker: schedule %d items: %w", len(items), err)
+	}
+	w.m.scheduled.Add(float64(len(items)))
+	w.stats.scheduled.Add(int64(len(items)))
+	w.flowTouch(items...)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // item turns an update_score into a queue item: the feed request is encoded once, here, with its score in meta.
@@ -536,82 +535,99 @@ func (w *Worker) ready(p int, lag int64) bool {
 
 // runLinks records page metadata from the spider log.
 func (w *Worker) runLinks(ctx context.Context) error {
-	seen := newSeenSet(w.cfg.LinksCache)
-	var at []position // where each decoded event of the batch came from, for exact counts (count)
-	decode := func(m bus.Message) (frontier.Message, error) {
-		v, err := w.decodeLinks(m)
-		if err == nil {
-			at = append(at, position{m.Partition, m.Offset})
-		}
-		return v, err
+	l := w.newLinksRole()
+	return w.consumeWith(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, l.decode, l.handle)
+}
+
+// linksRole is the links role's state between the batches it reads (one goroutine).
+type linksRole struct {
+	w       *Worker
+	seen    *seenSet
+	decode1 func(bus.Message) (frontier.Message, error)
+	at      []position // where each decoded event of the batch came from, for exact counts (count)
+}
+
+func (w *Worker) newLinksRole() *linksRole {
+	return &linksRole{w: w, seen: newSeenSet(w.cfg.LinksCache), decode1: w.linksDecoder()}
+}
+
+// decode decodes a spider-log message and notes where it came from.
+func (l *linksRole) decode(m bus.Message) (frontier.Message, error) {
+	v, err := l.decode1(m)
+	if err == nil {
+		l.at = append(l.at, position{m.Partition, m.Offset})
 	}
-	return w.consumeWith(ctx, bus.SpiderLog, OwnersLinks, bus.GroupDBWorkerSpiderLog, decode, func(ctx context.Context, events []frontier.Message) error {
-		pos := at
-		at = nil
-		w.outcomes(events)
-		now := w.deps.Now().Unix()
-		var pages []metadata.Page
-		var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored
-		add := func(r *frontier.Request, p metadata.Page) {
-			fp, err := r.MetaFingerprint()
-			if err != nil {
-				return
-			}
-			p.Fingerprint, p.URL = fp, r.URL
-			if d, err := r.MetaDepth(); err == nil {
-				p.Depth = int(d)
-			}
-			pages = append(pages, p)
+	return v, err
+}
+
+// handle records the page metadata of one spider-log batch.
+func (l *linksRole) handle(ctx context.Context, events []frontier.Message) error {
+	w, seen := l.w, l.seen
+	pos := l.at
+	l.at = nil
+	w.outcomes(events)
+	now := w.deps.Now().Unix()
+	var pages []metadata.Page
+	var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored
+	add := func(r *frontier.Request, p metadata.Page) {
+		fp, err := r.MetaFingerprint()
+		if err != nil {
+			return
 		}
-		for _, e := range events {
-			switch e := e.(type) {
-			case *frontier.AddSeeds:
-				for _, r := range e.Seeds {
-					add(r, metadata.Page{FirstSeen: now})
-				}
-			case *frontier.LinksExtracted:
-				for _, r := range e.Links {
-					if fp, err := r.MetaFingerprint(); err == nil && seen != nil {
-						if _, err := r.MetaDepth(); err != nil { // a depth would be merged: record those always
-							if seen.has(fp) {
-								w.m.linksSkipped.Inc()
-								continue
-							}
-							links = append(links, fp)
+		p.Fingerprint, p.URL = fp, r.URL
+		if d, err := r.MetaDepth(); err == nil {
+			p.Depth = int(d)
+		}
+		pages = append(pages, p)
+	}
+	for _, e := range events {
+		switch e := e.(type) {
+		case *frontier.AddSeeds:
+			for _, r := range e.Seeds {
+				add(r, metadata.Page{FirstSeen: now})
+			}
+		case *frontier.LinksExtracted:
+			for _, r := range e.Links {
+				if fp, err := r.MetaFingerprint(); err == nil && seen != nil {
+					if _, err := r.MetaDepth(); err != nil { // a depth would be merged: record those always
+						if seen.has(fp) {
+							w.m.linksSkipped.Inc()
+							continue
 						}
-					}
-					add(r, metadata.Page{FirstSeen: now})
-					if isRedirectTarget(r) { // the page answered a 3xx to r (see package spider)
-						if fp, err := r.MetaFingerprint(); err == nil {
-							add(e.Request, metadata.Page{FirstSeen: now, RedirectTo: fp})
-						}
+						links = append(links, fp)
 					}
 				}
-			case *frontier.PageCrawled:
-				if r := e.Response.Request; r != nil {
-					ct := string(e.Response.Headers.Get("Content-Type"))
-					add(r, metadata.Page{FirstSeen: now, LastFetched: now, Status: e.Response.Status, ContentType: ct})
+				add(r, metadata.Page{FirstSeen: now})
+				if isRedirectTarget(r) { // the page answered a 3xx to r (see package spider)
+					if fp, err := r.MetaFingerprint(); err == nil {
+						add(e.Request, metadata.Page{FirstSeen: now, RedirectTo: fp})
+					}
 				}
-			case *frontier.RequestError:
-				add(e.Request, metadata.Page{FirstSeen: now, LastFetched: now, Error: e.Error})
 			}
+		case *frontier.PageCrawled:
+			if r := e.Response.Request; r != nil {
+				ct := string(e.Response.Headers.Get("Content-Type"))
+				add(r, metadata.Page{FirstSeen: now, LastFetched: now, Status: e.Response.Status, ContentType: ct})
+			}
+		case *frontier.RequestError:
+			add(e.Request, metadata.Page{FirstSeen: now, LastFetched: now, Error: e.Error})
 		}
-		if len(pages) == 0 {
-			return nil
-		}
-		if err := fenced(ctx, fmt.Sprintf("record %d pages", len(pages))); err != nil {
-			return err
-		}
-		if err := w.deps.Pages.Put(ctx, pages); err != nil {
-			return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)
-		}
-		for _, fp := range links {
-			seen.add(fp)
-		}
-		w.m.pages.Add(float64(len(pages)))
-		w.stats.pages.Add(int64(len(pages)))
-		return w.count(ctx, events, pos)
-	})
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	if err := fenced(ctx, fmt.Sprintf("record %d pages", len(pages))); err != nil {
+		return err
+	}
+	if err := w.deps.Pages.Put(ctx, pages); err != nil {
+		return fmt.Errorf("dbworker: record %d pages: %w", len(pages), err)
+	}
+	for _, fp := range links {
+		seen.add(fp)
+	}
+	w.m.pages.Add(float64(len(pages)))
+	w.stats.pages.Add(int64(len(pages)))
+	return w.count(ctx, events, pos)
 }
 
 // isRedirectTarget reports whether a link is the target of its page's 3xx answer: the spider reports it with
