@@ -1,5 +1,11 @@
 package dbworker
 
+import (
+	"encoding/hex"
+
+	"github.com/frontiercrawl/frontier"
+)
+
 // seenSet remembers the fingerprints of links the links role has recorded lately, in two generations of at
 // most half its size each: when the current one is full, the older is dropped and the current becomes the
 // older. So memory is bounded and a link seen again soon is recognised. Not safe for concurrent use (the
@@ -38,3 +44,36 @@ func (s *seenSet) add(fp []byte) {
 	}
 	s.cur[string(fp)] = struct{}{}
 }
+
+// hasMeta is has(fp) for the fingerprint in r's meta (what r.MetaFingerprint returns), decoded from its hex on
+// the stack instead of into a new slice: false where r has none or it does not parse.
+func (s *seenSet) hasMeta(r *frontier.Request) bool {
+	v, ok := r.Meta.Get(frontier.MetaKeyFingerprint)
+	if !ok {
+		return false
+	}
+	var h []byte
+	switch v := v.(type) {
+	case []byte:
+		h = v
+	case string:
+		if len(v) > 2*maxFingerprint {
+			h = []byte(v)
+			break
+		}
+		var hb [2 * maxFingerprint]byte
+		h = hb[:copy(hb[:], v)]
+	default:
+		return false
+	}
+	if len(h) > 2*maxFingerprint {
+		fp, err := frontier.ParseFingerprintHex(h)
+		return err == nil && s.has(fp)
+	}
+	var b [maxFingerprint]byte
+	n, err := hex.Decode(b[:], h)
+	return err == nil && s.has(b[:n])
+}
+
+// maxFingerprint is the longest fingerprint hasMeta decodes on the stack (a sha1 is 20 bytes).
+const maxFingerprint = 32

@@ -2,7 +2,10 @@ package dbworker
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/frontiercrawl/frontier"
 )
 
 func TestSeenSet(t *testing.T) {
@@ -28,5 +31,28 @@ func TestSeenSet(t *testing.T) {
 	none.add(fp(1))
 	if none.has(fp(1)) {
 		t.Error("a zero-size set remembers")
+	}
+}
+
+// TestSeenHasMeta holds hasMeta to has(MetaFingerprint()) for every spelling of meta fingerprint.
+func TestSeenHasMeta(t *testing.T) {
+	s := newSeenSet(10)
+	long := strings.Repeat("ab", 40) // longer than hasMeta decodes on the stack
+	for _, h := range []string{"00ff", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", long} {
+		fp, _ := frontier.ParseFingerprintHex([]byte(h))
+		s.add(fp)
+	}
+	for _, v := range []frontier.Value{nil, []byte("00ff"), "00ff", []byte("00FF"), []byte("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"),
+		"0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", []byte(long), long, []byte(long + "00"), []byte("00f"), []byte("zz"),
+		[]byte(""), "", int64(1), []byte("0a1b")} {
+		r := &frontier.Request{URL: "http://x/"}
+		if v != nil {
+			r.Meta.Set(frontier.MetaKeyFingerprint, v)
+		}
+		fp, err := r.MetaFingerprint()
+		want := err == nil && s.has(fp)
+		if got := s.hasMeta(r); got != want {
+			t.Errorf("hasMeta(%#v) = %v, has(MetaFingerprint()) = %v", v, got, want)
+		}
 	}
 }

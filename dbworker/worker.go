@@ -322,14 +322,20 @@ func (w *Worker) bounded(handle func(context.Context, []frontier.Message) error)
 	}
 }
 
-// linksDecoder returns the links role's decode of spider-log messages: with a codec that can
-// (codec.LinksMetaDecoder), each extracted link keeps only the meta keys runLinks reads, so the role does not
-// build the domain map of every link (the strategy worker decodes the same message whole).
+// linksDecoder returns the links role's decode of spider-log messages, for one goroutine: through one
+// codec.MessageDecoder for the role's run (with msgpack, one MsgpackDecoder: the pages' domain maps, the same
+// few hosts message after message, are built once and shared), and with a codec that can
+// (codec.LinksMetaDecoder), keeping of each extracted link only the meta keys runLinks reads, so the role does
+// not build the domain map of every link (the strategy worker decodes the same message whole).
 func (w *Worker) linksDecoder() func(bus.Message) (frontier.Message, error) {
+	dec := codec.NewMessageDecoder(w.deps.Codec)
+	if d, ok := dec.(codec.LinksMetaDecoder); ok {
+		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageLinksMeta(m.Value, linkMetaRead) }
+	}
 	if d, ok := w.deps.Codec.(codec.LinksMetaDecoder); ok {
 		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageLinksMeta(m.Value, linkMetaRead) }
 	}
-	return func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
+	return func(m bus.Message) (frontier.Message, error) { return dec.DecodeMessage(m.Value) }
 }
 
 // linkMetaRead says which meta keys of an extracted link runLinks reads.
@@ -346,9 +352,12 @@ func (w *Worker) runScoring(ctx context.Context) error {
 	return w.consumeWith(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, w.scoringDecoder(), w.schedule)
 }
 
-// scoringDecoder returns the scoring role's decode of scoring-log messages.
+// scoringDecoder returns the scoring role's decode, for one goroutine: through one codec.MessageDecoder for the
+// role's run (with msgpack, the update_scores' domain maps are built once per host and shared; item only reads
+// them, and SetMetaScore and SetMetaJobID set other keys).
 func (w *Worker) scoringDecoder() func(bus.Message) (frontier.Message, error) {
-	return func(m bus.Message) (frontier.Message, error) { return w.deps.Codec.DecodeMessage(m.Value) }
+	dec := codec.NewMessageDecoder(w.deps.Codec)
+	return func(m bus.Message) (frontier.Message, error) { return dec.DecodeMessage(m.Value) }
 }
 
 // schedule queues the update_score messages with Schedule=true of one scoring-log batch.
@@ -567,50 +576,54 @@ func (l *linksRole) handle(ctx context.Context, events []frontier.Message) error
 	l.at = nil
 	w.outcomes(events)
 	now := w.deps.Now().Unix()
-	var pages []metadata.Page
+	pages := make([]metadata.Page, 0, len(events))
 	var links [][]byte // fingerprints of the link records of this batch, remembered once they are stored
-	add := func(r *frontier.Request, p metadata.Page) {
-		fp, err := r.MetaFingerprint()
-		if err != nil {
-			return
-		}
+	add := func(r *frontier.Request, fp frontier.Fingerprint, p metadata.Page) {
 		p.Fingerprint, p.URL = fp, r.URL
 		if d, err := r.MetaDepth(); err == nil {
 			p.Depth = int(d)
 		}
 		pages = append(pages, p)
 	}
+	addReq := func(r *frontier.Request, p metadata.Page) {
+		if fp, err := r.MetaFingerprint(); err == nil {
+			add(r, fp, p)
+		}
+	}
 	for _, e := range events {
 		switch e := e.(type) {
 		case *frontier.AddSeeds:
 			for _, r := range e.Seeds {
-				add(r, metadata.Page{FirstSeen: now})
+				addReq(r, metadata.Page{FirstSeen: now})
 			}
 		case *frontier.LinksExtracted:
 			for _, r := range e.Links {
-				if fp, err := r.MetaFingerprint(); err == nil && seen != nil {
-					if _, err := r.MetaDepth(); err != nil { // a depth would be merged: record those always
-						if seen.has(fp) {
-							w.m.linksSkipped.Inc()
-							continue
-						}
-						links = append(links, fp)
-					}
+				_, noDepth := r.MetaDepth()
+				// A link with a depth is recorded always (the depth would be merged); one without is not
+				// when the seen set holds its fingerprint, which is looked up without being allocated.
+				if seen != nil && noDepth != nil && seen.hasMeta(r) {
+					w.m.linksSkipped.Inc()
+					continue
 				}
-				add(r, metadata.Page{FirstSeen: now})
+				fp, err := r.MetaFingerprint()
+				if err != nil {
+					continue
+				}
+				if seen != nil && noDepth != nil {
+					links = append(links, fp)
+				}
+				add(r, fp, metadata.Page{FirstSeen: now})
 				if isRedirectTarget(r) { // the page answered a 3xx to r (see package spider)
-					if fp, err := r.MetaFingerprint(); err == nil {
-						add(e.Request, metadata.Page{FirstSeen: now, RedirectTo: fp})
-					}
+					addReq(e.Request, metadata.Page{FirstSeen: now, RedirectTo: fp})
 				}
 			}
 		case *frontier.PageCrawled:
 			if r := e.Response.Request; r != nil {
 				ct := string(e.Response.Headers.Get("Content-Type"))
-				add(r, metadata.Page{FirstSeen: now, LastFetched: now, Status: e.Response.Status, ContentType: ct})
+				addReq(r, metadata.Page{FirstSeen: now, LastFetched: now, Status: e.Response.Status, ContentType: ct})
 			}
 		case *frontier.RequestError:
-			add(e.Request, metadata.Page{FirstSeen: now, LastFetched: now, Error: e.Error})
+			addReq(e.Request, metadata.Page{FirstSeen: now, LastFetched: now, Error: e.Error})
 		}
 	}
 	if len(pages) == 0 {
