@@ -53,5 +53,7 @@
 // model in the root package; this package sits one level above it and imports only the standard library,
 // the model, and golang.org/x/{net,text}.
 //
-// Everything here is a pure function or an immutable value, safe for concurrent use.
+// DomainCache keeps the domain meta of hosts (DomainMeta: the meta value and its fingerprint) for spiders and
+// the URLFrontier gateway, which give it to every request of a host. It and everything else here are safe for
+// concurrent use; the rest are pure functions and immutable values.
 package identity

@@ -12,6 +12,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
 
@@ -122,9 +123,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	if len(f.Links) > 0 {
 		byHost := map[string][]*frontier.Request{}
 		discovered := time.Now().UnixMilli()
-		domains := map[string]frontier.Value{} // host → its domain meta map, shared by the page's links to it
-		fps := map[string]string{}             // host → domain fingerprint
-		var order []string
+		var order []identity.DomainMeta // the link hosts' domains, in the order of their first link
 		n := 0
 		var disc frontier.Value = discovered // boxed once for all the links
 		// The page's link requests, their meta entries and hex fingerprints are carved from one allocation
@@ -138,11 +137,14 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			if l.NoFollow && s.cfg.HonourNoFollow {
 				continue
 			}
-			u, err := url.Parse(l.URL)
-			if err != nil {
+			// The host's domain meta map, shared by every link to it (Spider.domains); a link that does not
+			// parse gets none and is dropped.
+			dom, ok := s.domains.GetURL(l.URL)
+			if !ok {
 				continue
 			}
 			var fp frontier.Fingerprint
+			var err error
 			if fa != nil {
 				fp, err = fa.AppendFingerprint(raw[:0], l.URL, &scratch)
 				raw = fp
@@ -152,12 +154,6 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			if err != nil {
 				continue
 			}
-			host := u.Host
-			dom, ok := domains[host]
-			if !ok {
-				dom, fps[host] = s.linkDomain(u)
-				domains[host] = dom
-			}
 			start := len(hexes)
 			hexes = hex.AppendEncode(hexes, fp)
 			lr := &reqs[n]
@@ -165,17 +161,16 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			// What Meta.Set of the three keys on an empty map makes (SetMetaFingerprint in one allocation),
 			// with the keys' bytes shared: meta entries are never written into (see reportedRequest).
 			lr.Meta[0] = frontier.Entry{Key: metaKeyFingerprint, Value: hexes[start:len(hexes):len(hexes)]}
-			lr.Meta[1] = frontier.Entry{Key: metaKeyDomain, Value: dom}
+			lr.Meta[1] = frontier.Entry{Key: metaKeyDomain, Value: dom.Value}
 			lr.Meta[2] = frontier.Entry{Key: metaKeyDiscovered, Value: disc}
-			key := fps[host]
-			if _, ok := byHost[key]; !ok {
-				order = append(order, key)
+			if _, ok := byHost[dom.Fingerprint]; !ok {
+				order = append(order, dom)
 			}
-			byHost[key] = append(byHost[key], lr)
+			byHost[dom.Fingerprint] = append(byHost[dom.Fingerprint], lr)
 			n++
 		}
-		for _, k := range order {
-			msgs = s.appendMsg(msgs, []byte(k), &frontier.LinksExtracted{Request: page, Links: byHost[k]})
+		for _, d := range order {
+			msgs = s.appendMsg(msgs, d.Key, &frontier.LinksExtracted{Request: page, Links: byHost[d.Fingerprint]})
 		}
 		s.nLinks.Add(int64(n))
 		s.m.links.Add(float64(n))
@@ -183,61 +178,8 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	s.queue(ctx, it, msgs)
 }
 
-// linkDomain is the domain meta map of a link to u (what SetMetaDomain stores for s.id.Domain(u)) and the
-// domain's fingerprint, from the spider's cache when a link to the same scheme and host was seen before. The
-// map is shared by every link to the host: meta values are never written into (see reportedRequest).
-func (s *Spider) linkDomain(u *url.URL) (frontier.Value, string) {
-	if u.User != nil || u.Opaque != "" {
-		d := s.id.Domain(u) // the netloc Frontera sees includes the user info: not cached
-		return domainValue(d), d.Fingerprint
-	}
-	key := u.Scheme + "://" + u.Host
-	if e, ok := s.domains.get(key); ok {
-		return e.meta, e.fp
-	}
-	d := s.id.Domain(u)
-	e := domainEntry{meta: domainValue(d), fp: d.Fingerprint}
-	s.domains.put(key, e)
-	return e.meta, e.fp
-}
-
-// domainValue is the meta value SetMetaDomain stores for d.
-func domainValue(d frontier.MetaDomain) frontier.Value {
-	var tmp frontier.Request
-	tmp.SetMetaDomain(d)
-	v, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
-	return v
-}
-
-// maxCachedDomains bounds domainCache: past it the cache starts again empty.
+// maxCachedDomains bounds Spider.domains: past it the cache starts again empty.
 const maxCachedDomains = 8192
-
-type domainEntry struct {
-	meta frontier.Value
-	fp   string
-}
-
-// domainCache maps "scheme://host" to the domain meta of links there. Safe for concurrent use.
-type domainCache struct {
-	mu sync.Mutex
-	m  map[string]domainEntry
-}
-
-func (c *domainCache) get(key string) (domainEntry, bool) {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	c.mu.Unlock()
-	return e, ok
-}
-
-func (c *domainCache) put(key string, e domainEntry) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedDomains {
-		c.m = make(map[string]domainEntry)
-	}
-	c.m[key] = e
-	c.mu.Unlock()
-}
 
 // redirectTarget is the request for the target of req's 3xx answer: a link to the target's host owner that
 // carries the chain so far (Scrapy's redirect_urls, redirect_times and redirect_reasons, with Frontera's

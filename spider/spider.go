@@ -20,6 +20,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
 
@@ -88,9 +89,9 @@ type Spider struct {
 	hostsMu   sync.Mutex
 	hosts     map[string]*host
 	inflight  chan struct{}
-	ctx       context.Context // Run's context: fetches stop when it ends
-	transport *http.Transport // the transport New built (nil when Deps.Transport was given); Run closes its idle connections
-	domains   domainCache     // links' domain meta by scheme and host (reportPage)
+	ctx       context.Context       // Run's context: fetches stop when it ends
+	transport *http.Transport       // the transport New built (nil when Deps.Transport was given); Run closes its idle connections
+	domains   *identity.DomainCache // links' domain meta by scheme and host (reportPage)
 
 	// journal of reported feed offsets (nil unless the spider log is durable, see DurableProducer)
 	journal       *journal
@@ -175,6 +176,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 	if s.id == nil {
 		s.id = SimpleIdentity{}
 	}
+	s.domains = identity.NewDomainCache(s.id.Domain, maxCachedDomains)
 	rt := deps.Transport
 	if rt == nil {
 		s.transport = newTransport(cfg, deps)

@@ -21,6 +21,7 @@ import (
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/codec"
+	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider"
 )
 
@@ -107,8 +108,7 @@ type Gateway struct {
 
 	pub *publisher // the spider-log sends of every Put, grouped
 
-	domMu sync.Mutex
-	doms  map[domainKey]domainMeta // hosts' domain meta, shared by the requests built for them (Gateway.domain)
+	doms *identity.DomainCache // hosts' domain meta, shared by the requests built for them (Gateway.domain)
 
 	m *gatewayMetrics
 }
@@ -157,11 +157,12 @@ func OpenGateway(ctx context.Context, cfg GatewayConfig, deps GatewayDeps) (*Gat
 	}
 	st.hold = holdFunc(deps.Control)
 	g := &Gateway{Store: st, cfg: cfg, deps: deps, log: log, id: deps.Identity, out: out,
-		recent: map[string]*publication{}, ring: make([]string, cfg.Remember), doms: map[domainKey]domainMeta{}}
+		recent: map[string]*publication{}, ring: make([]string, cfg.Remember)}
 	g.pub = newPublisher(out, GatewayPublishMax, st.Put, g.published)
 	if g.id == nil {
 		g.id = spider.SimpleIdentity{}
 	}
+	g.doms = identity.NewDomainCache(g.id.Domain, domainCacheMax)
 	g.m = &gatewayMetrics{
 		feed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "frontier_urlfrontier_gateway_feed_requests_total",
 			Help: "Spider-feed requests the gateway took, by outcome: queued, duplicate (held already, or a replay), invalid."}, []string{"outcome"}),
@@ -345,7 +346,7 @@ func (g *Gateway) fingerprint(crawl, u string) (frontier.Fingerprint, error) {
 // The meta's keys are shared byte slices (metaKeys) and its fingerprint's hex comes from a, the call's arena
 // (nil: its own): as frontier.Map.Set and Request.SetMetaFingerprint would write them, in the same order, with
 // fewer allocations per URL.
-func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domainMeta, a *arena) (*frontier.Request, error) {
+func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm identity.DomainMeta, a *arena) (*frontier.Request, error) {
 	fp, err := g.fingerprint(crawl, info.URL)
 	if err != nil {
 		return nil, err
@@ -356,7 +357,7 @@ func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm domai
 	r := &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 6)}
 	h := a.alloc(hex.EncodedLen(len(fp)))
 	hex.Encode(h, fp)
-	r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.fingerprint, Value: h}, frontier.Entry{Key: metaKeys.domain, Value: dm.meta})
+	r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.fingerprint, Value: h}, frontier.Entry{Key: metaKeys.domain, Value: dm.Value})
 	if crawl != DefaultCrawl {
 		r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.crawl, Value: crawl})
 	}
@@ -628,7 +629,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 					msg = &frontier.LinksExtracted{Request: page.r, Links: []*frontier.Request{link}}
 				}
 			}
-			m, err := g.encodeIn(&ar, dm.fp, link, msg)
+			m, err := g.encodeIn(&ar, dm.Key, link, msg)
 			if err != nil {
 				return fail(err)
 			}
@@ -655,7 +656,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 				out[i] = Skipped
 				continue
 			}
-			key = dm.fp
+			key = dm.Key
 		}
 		m, err := g.encodeIn(&ar, key, req, &frontier.PageCrawled{Response: &frontier.Response{URL: req.URL, Status: fetchStatus(p.Info.Metadata), Request: req}})
 		if err != nil {
@@ -713,47 +714,12 @@ func (g *Gateway) resolveURL(info URLInfo) (crawl, key string, pu *url.URL, ok b
 	return crawl, key, pu, true
 }
 
-// domainKey is what a URL's domain meta depends on: its scheme and host (with the port).
-type domainKey struct{ scheme, host string }
-
-// domainMeta is a host's meta[b'domain'] value, shared by every request the gateway builds for that host (never
-// written into: frontier.Request.SetMetaDomain clones a map it changes), and its domain fingerprint, the
-// spider-log key.
-type domainMeta struct {
-	meta frontier.Value
-	fp   []byte
-}
-
 // domainCacheMax bounds Gateway.doms: past it, the cache starts again empty.
 const domainCacheMax = 1 << 14
 
 // domain returns u's domain meta, computed once per host while it is in the gateway's cache (Gateway.doms); a
 // URL with user info gets its own.
-func (g *Gateway) domain(u *url.URL) domainMeta {
-	k := domainKey{u.Scheme, u.Host}
-	if u.User == nil {
-		g.domMu.Lock()
-		d, ok := g.doms[k]
-		g.domMu.Unlock()
-		if ok {
-			return d
-		}
-	}
-	var tmp frontier.Request
-	d := g.id.Domain(u)
-	tmp.SetMetaDomain(d)
-	v, _ := tmp.Meta.Get(frontier.MetaKeyDomain)
-	dm := domainMeta{meta: v, fp: []byte(d.Fingerprint)}
-	if u.User == nil {
-		g.domMu.Lock()
-		if len(g.doms) >= domainCacheMax {
-			clear(g.doms)
-		}
-		g.doms[k] = dm
-		g.domMu.Unlock()
-	}
-	return dm
-}
+func (g *Gateway) domain(u *url.URL) identity.DomainMeta { return g.doms.Get(u) }
 
 // GatewayPublishMax bounds the messages of one spider-log Send of the gateway: what the calls of every stream
 // handed over while the previous Send was in flight, grouped.

@@ -93,7 +93,7 @@ func TestGatewayRequestBytes(t *testing.T) {
 		}
 		want := &frontier.Request{URL: tc.u, Method: "GET", Meta: make(frontier.Map, 0, 6)}
 		want.SetMetaFingerprint(fp)
-		want.Meta.Set(frontier.MetaKeyDomain, dm.meta)
+		want.Meta.Set(frontier.MetaKeyDomain, dm.Value)
 		if crawl != DefaultCrawl {
 			want.Meta.Set(MetaKeyCrawl, crawl)
 		}
@@ -116,15 +116,15 @@ func TestGatewayRequestBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gm, err := g.encodeIn(&a, dm.fp, got, m(got))
+			gm, err := g.encodeIn(&a, dm.Key, got, m(got))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(gm.Value, wb) {
 				t.Errorf("%s: %s encodes to\n%x\nwant\n%x", tc.u, m(got).Name(), gm.Value, wb)
 			}
-			if !bytes.Equal(gm.Key, dm.fp) {
-				t.Errorf("%s: key %q, want %q", tc.u, gm.Key, dm.fp)
+			if !bytes.Equal(gm.Key, dm.Key) {
+				t.Errorf("%s: key %q, want %q", tc.u, gm.Key, dm.Key)
 			}
 		}
 	}
