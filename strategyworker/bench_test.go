@@ -30,9 +30,10 @@ func benchDomain(host string) frontier.MetaDomain {
 
 // benchPage returns what a spider reports for one page of the timing web (spider/report.go): a page_crawled
 // whose request carries the feed's meta plus the digest, and one links_extracted per link host (here one) whose
-// links carry fingerprint, domain and discovery time. Every URL is new (page n of host h links to pages
-// 10n+1 … 10n+10 of the same host).
-func benchPage(c codec.Codec, h, n int, seen bool) ([][]byte, error) {
+// links carry fingerprint, domain and discovery time. The page has nLinks links (at most 10) to its own host: the
+// first nSeen to pages 1 … nSeen of the host (seen after the first batch), the others new (page n of host h
+// links to pages 10n+1 … 10n+10).
+func benchPage(c codec.Codec, h, n, nLinks, nSeen int) ([][]byte, error) {
 	host := fmt.Sprintf("127.0.%d.%d:8080", h/250, h%250+1)
 	page := req(fmt.Sprintf("http://%s/p/%d", host, n), int64(n%7))
 	page.Method = "GET"
@@ -41,11 +42,11 @@ func benchPage(c codec.Codec, h, n int, seen bool) ([][]byte, error) {
 	page.Meta.Set("frontier_digest", "da39a3ee5e6b4b0d3255bfef95601890afd80709")
 	resp := &frontier.Response{URL: page.URL, Status: 200, Request: page,
 		Headers: frontier.Headers{{Name: []byte("Content-Type"), Values: [][]byte{[]byte("text/html")}}}}
-	links := make([]*frontier.Request, 10)
+	links := make([]*frontier.Request, nLinks)
 	for i := range links {
 		target := 10*n + 1 + i
-		if seen {
-			target = 1 + i // the same ten pages of the host: seen after the first batch
+		if i < nSeen {
+			target = 1 + i // the same pages of the host: seen after the first batch
 		}
 		l := req(fmt.Sprintf("http://%s/p/%d", host, target), -1)
 		l.SetMetaDomain(benchDomain(host))
@@ -65,18 +66,22 @@ func benchPage(c codec.Codec, h, n int, seen bool) ([][]byte, error) {
 
 // BenchmarkHandle is the strategy worker's cost per spider-log message: decoding a batch of page_crawled and
 // links_extracted messages shaped like the spider's (10 links of the page's host each: new ones in "new",
-// pages seen before in "seen", most of what a crawl's pages link to) and handling it
+// pages seen before in "seen"; in "mixed", 5 links of which 4 seen before, about a crawl's page on the fast web:
+// ~5 links, ~80% known) and handling it
 // (states through the cache over an in-memory store, the BFS strategy, scope, update_score encoded). The
 // scoring log and the state store are in memory, so what is measured is the worker's own CPU and allocations.
 //
 //	go test -run '^$' -bench BenchmarkHandle -benchtime 100x -count 3 ./strategyworker/
 func BenchmarkHandle(b *testing.B) {
-	for _, mode := range []string{"new", "seen"} {
-		b.Run(mode, func(b *testing.B) { benchHandle(b, mode == "seen") })
+	for _, mode := range []struct {
+		name         string
+		links, nSeen int
+	}{{"new", 10, 0}, {"seen", 10, 10}, {"mixed", 5, 4}} {
+		b.Run(mode.name, func(b *testing.B) { benchHandle(b, mode.links, mode.nSeen) })
 	}
 }
 
-func benchHandle(b *testing.B, seen bool) {
+func benchHandle(b *testing.B, nLinks, nSeen int) {
 	const hosts, pagesPerBatch = 200, 256 // a batch: 256 pages, 512 messages, 2,816 URLs
 	c := codec.Msgpack{}
 	cfg := DefaultConfig()
@@ -102,7 +107,7 @@ func benchHandle(b *testing.B, seen bool) {
 		var raw [][]byte
 		for j := range pagesPerBatch {
 			k := i*pagesPerBatch + j
-			ms, err := benchPage(c, k%hosts, 1+k/hosts, seen)
+			ms, err := benchPage(c, k%hosts, 1+k/hosts, nLinks, nSeen)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -117,7 +122,7 @@ func benchHandle(b *testing.B, seen bool) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	m0, cpu0, msgs := ms.Mallocs, cputime.Process(), 0
+	m0, cpu0, msgs, links := ms.Mallocs, cputime.Process(), 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	dec := codec.NewMessageDecoder(c) // as run decodes
@@ -129,6 +134,9 @@ func benchHandle(b *testing.B, seen bool) {
 				b.Fatal(err)
 			}
 			events = append(events, m)
+			if le, ok := m.(*frontier.LinksExtracted); ok {
+				links += len(le.Links)
+			}
 		}
 		if err := w.handle(ctx, events, out); err != nil {
 			b.Fatal(err)
@@ -145,6 +153,7 @@ func benchHandle(b *testing.B, seen bool) {
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 	if cpu > 0 && cpu0 > 0 {
 		b.ReportMetric(float64(msgs)/cpu.Seconds(), "msgs/cpu-s") // GC workers included; the machine's load is not
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(links), "cpu-ns/link")
 	}
 	b.ReportMetric(float64(ms.Mallocs-m0)/float64(msgs), "allocs/msg")
 	b.ReportMetric(float64(out.n)/float64(msgs), "scheduled/msg")
