@@ -30,10 +30,16 @@ type counters struct {
 	values map[string]map[string]int64 // name → key → value
 	delta  map[string]map[string]int64 // name → key → unwritten delta
 	n      int
+	// domains remembers strategy.Domain of the hosts met (at most maxCachedDomains).
+	domains map[string]string
 }
 
+// maxCachedDomains bounds counters.domains (past it, it starts over).
+const maxCachedDomains = 1 << 16
+
 func newCounters(store metadata.Domains, max int) *counters {
-	return &counters{store: store, max: max, values: map[string]map[string]int64{}, delta: map[string]map[string]int64{}}
+	return &counters{store: store, max: max, values: map[string]map[string]int64{}, delta: map[string]map[string]int64{},
+		domains: map[string]string{}}
 }
 
 // prefetch loads, for every counter name used so far, the hosts' values and their registrable domains' in one
@@ -44,11 +50,13 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 	}
 	seen := map[string]bool{}
 	var keys []string
-	for _, h := range hosts {
-		if seen[h] {
-			continue // a host met before (the batch lists one per URL): its domain is in keys already
+	last := ""
+	for i, h := range hosts {
+		if i > 0 && h == last || seen[h] {
+			continue // a host met before (the batch lists one per URL, a page's links in a row): its domain is in keys already
 		}
-		for _, k := range []string{h, strategy.Domain(h)} {
+		last = h
+		for _, k := range []string{h, c.domain(h)} {
 			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -78,6 +86,19 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 		}
 	}
 	return nil
+}
+
+// domain is strategy.Domain(host), remembered across batches (a worker's partition names the same hosts).
+func (c *counters) domain(host string) string {
+	if d, ok := c.domains[host]; ok {
+		return d
+	}
+	if len(c.domains) >= maxCachedDomains {
+		clear(c.domains)
+	}
+	d := strategy.Domain(host)
+	c.domains[host] = d
+	return d
 }
 
 // load reads, in one store call, the keys of counter name not cached yet.

@@ -46,6 +46,19 @@ type scoper struct {
 	missing map[string]time.Time // seed keys absent, until when that is trusted
 	dropped []atomic.Int64       // by index in scope.Reasons
 	m       *metrics
+	// keyHost and keyOf are the last host key was asked for and its answer: a page's links are to one host
+	// (the spider splits them per host, and the batch gives them one host string), and scope.Domain costs a
+	// public-suffix lookup.
+	keyHost, keyOf string
+	hasKey         bool
+}
+
+// key is s.f.Key(host), remembered for the last host asked.
+func (s *scoper) key(host string) string {
+	if !s.hasKey || host != s.keyHost {
+		s.keyHost, s.keyOf, s.hasKey = host, s.f.Key(host), true
+	}
+	return s.keyOf
 }
 
 func newScoper(cfg scope.Config, store metadata.Domains, m *metrics, log *slog.Logger) (*scoper, error) {
@@ -78,7 +91,7 @@ func (s *scoper) prepare(ctx context.Context, c *batchContext, events []frontier
 			continue
 		}
 		for _, l := range le.Links {
-			k := s.f.Key(c.host(l))
+			k := s.key(c.host(l))
 			if k == "" || seen[k] || s.known[k] {
 				continue
 			}
@@ -162,7 +175,7 @@ func (s *scoper) check(l *frontier.Request, parent int64, host string) string {
 	if reason := s.f.CheckDepth(depth); reason != "" {
 		return reason
 	}
-	if k := s.f.Key(host); k != "" && !s.known[k] {
+	if k := s.key(host); k != "" && !s.known[k] {
 		return scope.ReasonOutOfScope
 	}
 	return ""

@@ -48,6 +48,8 @@ package strategyworker
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -295,9 +297,9 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			n++
 		}
 	}
-	c := &batchContext{ctx: ctx, w: w, fps: make(map[*frontier.Request]frontier.Fingerprint, n), idx: make(map[string]int32, n),
-		hosts: make(map[*frontier.Request]string, n), urls: make(map[*frontier.Request]parsedURL, n),
-		order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n), isDirty: make([]bool, 0, n)}
+	c := &batchContext{ctx: ctx, w: w, reqs: make(map[*frontier.Request]int32, n), info: make([]reqInfo, 0, n),
+		idx: make(map[string]int32, n), order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n),
+		isDirty: make([]bool, 0, n)}
 	var hosts []string
 	for _, e := range events {
 		for _, r := range requestsOf(e) {
@@ -493,15 +495,17 @@ type batchContext struct {
 	ctx context.Context
 	err error // the first counter read that failed: the batch fails
 	w   *Worker
-	fps map[*frontier.Request]frontier.Fingerprint
-	// hosts and urls keep what Hostname and url.Parse give for each request, asked for by the worker, the scope
-	// and the strategy several times per URL.
-	hosts map[*frontier.Request]string
+	// reqs maps each request the batch met to its index in info, which keeps what the worker, the scope and the
+	// strategy ask of a request several times per URL (its fingerprint, the index of its state, Hostname,
+	// url.Parse), worked out once: one map lookup per question instead of one per kind plus the state's.
+	reqs map[*frontier.Request]int32
+	info []reqInfo
+	// fpSlab is what the fingerprints read from meta are cut from (each capped): one allocation for many.
+	fpSlab []byte
 	// lastDomain and lastDomainLen identify the domain map host read lastHost from.
 	lastDomain    *frontier.Entry
 	lastDomainLen int
 	lastHost      string
-	urls          map[*frontier.Request]parsedURL
 	// The batch's states: idx maps string(fingerprint) to the index of the fingerprint in order and of its
 	// state in entries, so that reading or changing a state converts no fingerprint to a string (a map
 	// assignment would) and allocates nothing per URL beyond its first sight.
@@ -514,30 +518,61 @@ type batchContext struct {
 	seeding bool // the strategy is handling seeds: the scope's budgets do not apply
 }
 
+// reqInfo is what the batch worked out about one request (batchContext.reqs).
+type reqInfo struct {
+	fp      frontier.Fingerprint // nil: no usable fingerprint (valid once hasFP)
+	st      int32                // the index of fp's state in entries, -1 until looked up
+	hasFP   bool
+	hasHost bool
+	hasURL  bool
+	host    string
+	url     parsedURL
+}
+
+// req returns r's reqInfo, adding an empty one the first time. The pointer is valid until the next new request.
+func (c *batchContext) req(r *frontier.Request) *reqInfo {
+	if i, ok := c.reqs[r]; ok {
+		return &c.info[i]
+	}
+	c.reqs[r] = int32(len(c.info))
+	c.info = append(c.info, reqInfo{st: -1})
+	return &c.info[len(c.info)-1]
+}
+
 // loadedState is the state r had when the batch loaded it (NotCrawled for a request the batch did not load),
 // without reading the store.
 func (c *batchContext) loadedState(r *frontier.Request) frontier.State {
-	fp := c.fps[r]
-	if fp == nil {
+	i, ok := c.reqs[r]
+	if !ok {
 		return frontier.NotCrawled
 	}
-	if i, ok := c.idx[string(fp)]; ok {
-		return c.entries[i].State
+	p := &c.info[i]
+	if !p.hasFP || p.fp == nil {
+		return frontier.NotCrawled
 	}
-	return frontier.NotCrawled
+	if p.st < 0 {
+		j, ok := c.idx[string(p.fp)]
+		if !ok {
+			return frontier.NotCrawled
+		}
+		p.st = j
+	}
+	return c.entries[p.st].State
 }
 
 // host is r.Hostname(), worked out once per request and batch. Requests that carry the very same domain map
 // (the codec gives every link of a links_extracted, and usually its page, one shared map) share the name read
 // from it, instead of each scanning the map and converting the name again.
 func (c *batchContext) host(r *frontier.Request) string {
-	if h, ok := c.hosts[r]; ok {
-		return h
+	p := c.req(r)
+	if p.hasHost {
+		return p.host
 	}
+	p.hasHost = true
 	dom, _ := r.Meta.Get(frontier.MetaKeyDomain)
 	m, _ := dom.(frontier.Map)
 	if len(m) > 0 && &m[0] == c.lastDomain && len(m) == c.lastDomainLen {
-		c.hosts[r] = c.lastHost
+		p.host = c.lastHost
 		return c.lastHost
 	}
 	h := r.MetaDomainName()
@@ -546,7 +581,7 @@ func (c *batchContext) host(r *frontier.Request) string {
 	} else {
 		h = r.Hostname() // no usable domain meta: from the URL
 	}
-	c.hosts[r] = h
+	p.host = h
 	return h
 }
 
@@ -560,37 +595,44 @@ type parsedURL struct {
 
 // parsed is url.Parse(r.URL), worked out once per request and batch. The URL is shared: read it only.
 func (c *batchContext) parsed(r *frontier.Request) parsedURL {
-	if p, ok := c.urls[r]; ok {
-		return p
+	return c.parsedInfo(c.req(r), r)
+}
+
+func (c *batchContext) parsedInfo(p *reqInfo, r *frontier.Request) parsedURL {
+	if p.hasURL {
+		return p.url
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {
 		u = nil
 	}
-	p := parsedURL{u: u}
-	c.urls[r] = p
-	return p
+	p.url, p.hasURL = parsedURL{u: u}, true
+	return p.url
 }
 
 // templateKey is scope.TemplateKey of r's URL, worked out once per request and batch; ok is false when the
 // URL does not parse.
 func (c *batchContext) templateKey(r *frontier.Request) (string, bool) {
-	p := c.parsed(r)
-	if p.u == nil {
+	p := c.req(r)
+	c.parsedInfo(p, r)
+	if p.url.u == nil {
 		return "", false
 	}
-	if !p.hasTKey {
-		p.tkey, p.hasTKey = scope.TemplateKey(p.u), true
-		c.urls[r] = p
+	if !p.url.hasTKey {
+		p.url.tkey, p.url.hasTKey = scope.TemplateKey(p.url.u), true
 	}
-	return p.tkey, true
+	return p.url.tkey, true
 }
 
 func (c *batchContext) fingerprint(r *frontier.Request) frontier.Fingerprint {
-	if fp, ok := c.fps[r]; ok {
-		return fp
+	return c.fingerprintInfo(c.req(r), r)
+}
+
+func (c *batchContext) fingerprintInfo(p *reqInfo, r *frontier.Request) frontier.Fingerprint {
+	if p.hasFP {
+		return p.fp
 	}
-	fp, err := r.MetaFingerprint()
+	fp, err := c.metaFingerprint(r)
 	if err != nil {
 		if fp, err = c.w.deps.Fingerprint(r.URL); err != nil {
 			c.w.log.Warn("request without a usable fingerprint", "url", r.URL, "err", err)
@@ -600,17 +642,41 @@ func (c *batchContext) fingerprint(r *frontier.Request) frontier.Fingerprint {
 			r.SetMetaFingerprint(fp)
 		}
 	}
-	c.fps[r] = fp
+	p.fp, p.hasFP = fp, true
 	return fp
 }
 
+// metaFingerprint is r.MetaFingerprint(), decoding the usual hex bin into the batch's slab instead of an
+// allocation of its own.
+func (c *batchContext) metaFingerprint(r *frontier.Request) (frontier.Fingerprint, error) {
+	v, _ := r.Meta.Get(frontier.MetaKeyFingerprint)
+	b, ok := v.([]byte)
+	if !ok {
+		return r.MetaFingerprint() // absent, str or another type: its answer and error
+	}
+	n := hex.DecodedLen(len(b))
+	if cap(c.fpSlab)-len(c.fpSlab) < n {
+		c.fpSlab = make([]byte, 0, max(n, 64*sha1.Size))
+	}
+	l := len(c.fpSlab)
+	fp := c.fpSlab[l : l+n : l+n]
+	if _, err := hex.Decode(fp, b); err != nil {
+		return r.MetaFingerprint() // not hex: its error
+	}
+	c.fpSlab = c.fpSlab[:l+n]
+	return frontier.Fingerprint(fp), nil
+}
+
 func (c *batchContext) add(r *frontier.Request) {
-	fp := c.fingerprint(r)
-	if fp == nil {
+	p := c.req(r)
+	fp := c.fingerprintInfo(p, r)
+	if fp == nil || p.st >= 0 {
 		return
 	}
-	if _, ok := c.idx[string(fp)]; !ok {
-		c.push(fp, state.Entry{})
+	if i, ok := c.idx[string(fp)]; ok {
+		p.st = i
+	} else {
+		p.st = c.push(fp, state.Entry{})
 	}
 }
 
@@ -659,11 +725,25 @@ func (c *batchContext) State(r *frontier.Request) frontier.State {
 	if r.DontFilter() {
 		return frontier.NotCrawled
 	}
-	fp := c.fingerprint(r)
-	if fp == nil {
+	i, ok := c.stateIndex(r)
+	if !ok {
 		return frontier.Error // unidentifiable: never schedule it
 	}
-	return c.entries[c.index(fp)].State
+	return c.entries[i].State
+}
+
+// stateIndex is the index of r's state in entries (index of its fingerprint, kept per request); ok is false
+// when r has no usable fingerprint.
+func (c *batchContext) stateIndex(r *frontier.Request) (int32, bool) {
+	p := c.req(r)
+	fp := c.fingerprintInfo(p, r)
+	if fp == nil {
+		return 0, false
+	}
+	if p.st < 0 {
+		p.st = c.index(fp) // appends to entries, not to info: p stays valid
+	}
+	return p.st, true
 }
 
 // SetState implements strategy.Context.
@@ -689,11 +769,11 @@ func (c *batchContext) index(fp frontier.Fingerprint) int32 {
 
 // RevisitAt implements strategy.Context.
 func (c *batchContext) RevisitAt(r *frontier.Request) int64 {
-	fp := c.fingerprint(r)
-	if fp == nil {
+	i, ok := c.stateIndex(r)
+	if !ok {
 		return 0
 	}
-	return c.entries[c.index(fp)].RevisitAt
+	return c.entries[i].RevisitAt
 }
 
 // SetRevisitAt implements strategy.Context.
@@ -723,11 +803,10 @@ func (c *batchContext) Now() time.Time { return c.w.deps.Now() }
 // update changes r's entry and marks it dirty (a request the batch did not name starts from the zero entry,
 // as State reports it).
 func (c *batchContext) update(r *frontier.Request, f func(*state.Entry)) {
-	fp := c.fingerprint(r)
-	if fp == nil {
+	i, ok := c.stateIndex(r)
+	if !ok {
 		return
 	}
-	i := c.index(fp)
 	f(&c.entries[i])
 	if !c.isDirty[i] {
 		c.isDirty[i] = true
