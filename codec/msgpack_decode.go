@@ -100,6 +100,9 @@ type mpReader struct {
 	domainRaw []byte
 	domain    frontier.Value
 	shared    *MsgpackDecoder // nil, or the decoder whose domain maps outlive the message
+	// dropped is the bytes of the last map keptMap skipped (a link's domain map, which the links of a
+	// links_extracted repeat byte for byte): the next one with the same bytes is passed over without being walked.
+	dropped []byte
 }
 
 // sharedDomain reads a meta domain map, reusing the previous request's when the bytes are the same. The spider
@@ -742,8 +745,18 @@ func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
 			drop = k != frontier.MetaKeyBody && !d.keep([]byte(k))
 		}
 		if drop {
+			// Bytes that start with a value skip accepted at this depth are that value (msgpack reads
+			// deterministically), so they are passed over by length.
+			if n := len(d.dropped); n > 0 && n <= len(d.b)-d.off && bytes.Equal(d.b[d.off:d.off+n], d.dropped) {
+				d.off += n
+				continue
+			}
+			start := d.off
 			if err := d.skip(depth + 1); err != nil {
 				return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
+			}
+			if c := d.b[start]; c >= 0x80 && c <= 0x8f || c == 0xde || c == 0xdf { // a map
+				d.dropped = d.b[start:d.off]
 			}
 			continue
 		}
