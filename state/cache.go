@@ -107,14 +107,19 @@ type Cache struct {
 		// The write log: the full fingerprints and entries of the dirty slots, one per fingerprint.
 		log   []logEntry
 		logAt map[uint64]int // key → index in log
+		// logFPs is what the log's fingerprint copies are cut from (each capped); a flush lets it go with
+		// them, so the store may keep what it was given.
+		logFPs []byte
 	}
 
 	hits, misses, evictions, flushes, flushed atomic.Int64
 }
 
 type logEntry struct {
-	fp frontier.Fingerprint
-	e  Entry
+	fp  frontier.Fingerprint
+	e   Entry
+	k   uint64 // cacheHash(fp), so the flush finds the slot without hashing again
+	chk uint32
 }
 
 var _ Store = (*Cache)(nil)
@@ -400,7 +405,7 @@ func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []E
 			c.mu.log[j].e = entries[i]
 		} else {
 			c.mu.logAt[k] = len(c.mu.log)
-			c.mu.log = append(c.mu.log, logEntry{fp: append(frontier.Fingerprint(nil), fp...), e: entries[i]})
+			c.mu.log = append(c.mu.log, logEntry{fp: c.logCopy(fp), e: entries[i], k: k, chk: chk})
 		}
 		if len(c.mu.log) >= c.cfg.FlushEvery {
 			if err := c.flushLocked(ctx); err != nil {
@@ -409,6 +414,20 @@ func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []E
 		}
 	}
 	return nil
+}
+
+// logCopy returns a copy of fp for the write log, cut from logFPs. Locked.
+func (c *Cache) logCopy(fp frontier.Fingerprint) frontier.Fingerprint {
+	n := len(fp)
+	if n == 0 {
+		return nil
+	}
+	if cap(c.mu.logFPs)-len(c.mu.logFPs) < n {
+		c.mu.logFPs = make([]byte, 0, max(n, 4096))
+	}
+	l := len(c.mu.logFPs)
+	c.mu.logFPs = append(c.mu.logFPs, fp...)
+	return frontier.Fingerprint(c.mu.logFPs[l : l+n : l+n])
 }
 
 // Flush writes every dirty entry to the store in one batch. On error the entries stay dirty.
@@ -431,14 +450,16 @@ func (c *Cache) flushLocked(ctx context.Context) error {
 	if err := c.store.Put(ctx, fps, es); err != nil {
 		return fmt.Errorf("state: cache flush of %d entries: %w", len(fps), err)
 	}
-	for _, fp := range fps {
-		if s, ok := c.find(cacheHash(fp)); ok {
+	for _, l := range log {
+		if s, ok := c.find(l.k, l.chk); ok {
 			c.mu.meta[s] &^= metaDirty
 		}
 	}
 	c.flushes.Add(1)
 	c.flushed.Add(int64(len(fps)))
+	clear(log) // the fingerprints go with the store's batch
 	c.mu.log = c.mu.log[:0]
+	c.mu.logFPs = nil
 	clear(c.mu.logAt)
 	return nil
 }
