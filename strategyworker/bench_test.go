@@ -64,10 +64,22 @@ func benchPage(c codec.Codec, h, n, nLinks, nSeen int) ([][]byte, error) {
 	return out, nil
 }
 
+// benchSeed is what a URLFrontier gateway's put of a new URL sends (urlfrontier Gateway.PutAsync): an add_seeds
+// of that one URL, with fingerprint, domain and discovery time (page n of host h).
+func benchSeed(c codec.Codec, h, n int) ([][]byte, error) {
+	host := fmt.Sprintf("127.0.%d.%d:8080", h/250, h%250+1)
+	r := req(fmt.Sprintf("http://%s/p/%d", host, n), -1)
+	r.SetMetaDomain(benchDomain(host))
+	r.Meta.Set("frontier_discovered", int64(1764100000000+n))
+	v, err := c.EncodeMessage(&frontier.AddSeeds{Seeds: []*frontier.Request{r}})
+	return [][]byte{v}, err
+}
+
 // BenchmarkHandle is the strategy worker's cost per spider-log message: decoding a batch of page_crawled and
 // links_extracted messages shaped like the spider's (10 links of the page's host each: new ones in "new",
 // pages seen before in "seen"; in "mixed", 5 links of which 4 seen before, about a crawl's page on the fast web:
-// ~5 links, ~80% known) and handling it
+// ~5 links, ~80% known; in "seeds", add_seeds of one new URL each, as a URLFrontier put sends, 1,000 hosts) and
+// handling it
 // (states through the cache over an in-memory store, the BFS strategy, scope, update_score encoded). The
 // scoring log and the state store are in memory, so what is measured is the worker's own CPU and allocations.
 //
@@ -76,7 +88,7 @@ func BenchmarkHandle(b *testing.B) {
 	for _, mode := range []struct {
 		name         string
 		links, nSeen int
-	}{{"new", 10, 0}, {"seen", 10, 10}, {"mixed", 5, 4}} {
+	}{{"new", 10, 0}, {"seen", 10, 10}, {"mixed", 5, 4}, {"seeds", 0, 0}} {
 		b.Run(mode.name, func(b *testing.B) { benchHandle(b, mode.links, mode.nSeen) })
 	}
 }
@@ -107,7 +119,13 @@ func benchHandle(b *testing.B, nLinks, nSeen int) {
 		var raw [][]byte
 		for j := range pagesPerBatch {
 			k := i*pagesPerBatch + j
-			ms, err := benchPage(c, k%hosts, 1+k/hosts, nLinks, nSeen)
+			var ms [][]byte
+			var err error
+			if nLinks == 0 {
+				ms, err = benchSeed(c, k%1000, 1+k/1000)
+			} else {
+				ms, err = benchPage(c, k%hosts, 1+k/hosts, nLinks, nSeen)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -134,8 +152,11 @@ func benchHandle(b *testing.B, nLinks, nSeen int) {
 				b.Fatal(err)
 			}
 			events = append(events, m)
-			if le, ok := m.(*frontier.LinksExtracted); ok {
-				links += len(le.Links)
+			switch m := m.(type) {
+			case *frontier.LinksExtracted:
+				links += len(m.Links)
+			case *frontier.AddSeeds:
+				links += len(m.Seeds)
 			}
 		}
 		if err := w.handle(ctx, events, out); err != nil {
@@ -152,8 +173,8 @@ func benchHandle(b *testing.B, nLinks, nSeen int) {
 	// ns/op, allocs/op and B/op are per batch of 512 messages; per message:
 	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
 	if cpu > 0 && cpu0 > 0 {
-		b.ReportMetric(float64(msgs)/cpu.Seconds(), "msgs/cpu-s") // GC workers included; the machine's load is not
-		b.ReportMetric(float64(cpu.Nanoseconds())/float64(links), "cpu-ns/link")
+		b.ReportMetric(float64(msgs)/cpu.Seconds(), "msgs/cpu-s")                // GC workers included; the machine's load is not
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(links), "cpu-ns/link") // per seed in "seeds"
 	}
 	b.ReportMetric(float64(ms.Mallocs-m0)/float64(msgs), "allocs/msg")
 	b.ReportMetric(float64(out.n)/float64(msgs), "scheduled/msg")

@@ -46,19 +46,29 @@ type scoper struct {
 	missing map[string]time.Time // seed keys absent, until when that is trusted
 	dropped []atomic.Int64       // by index in scope.Reasons
 	m       *metrics
-	// keyHost and keyOf are the last host key was asked for and its answer: a page's links are to one host
-	// (the spider splits them per host, and the batch gives them one host string), and scope.Domain costs a
-	// public-suffix lookup.
+	// keys remembers s.f.Key of the hosts met (at most maxSeedKeys): scope.Domain costs a public-suffix
+	// lookup, asked for every link and seed. keyHost and keyOf are the last host asked and its key: a page's
+	// links are to one host (the spider splits them per host, and the batch gives them one host string).
+	keys           map[string]string
 	keyHost, keyOf string
 	hasKey         bool
 }
 
-// key is s.f.Key(host), remembered for the last host asked.
+// key is s.f.Key(host), remembered.
 func (s *scoper) key(host string) string {
-	if !s.hasKey || host != s.keyHost {
-		s.keyHost, s.keyOf, s.hasKey = host, s.f.Key(host), true
+	if s.hasKey && host == s.keyHost {
+		return s.keyOf
 	}
-	return s.keyOf
+	k, ok := s.keys[host]
+	if !ok {
+		if len(s.keys) >= maxSeedKeys {
+			clear(s.keys)
+		}
+		k = s.f.Key(host)
+		s.keys[host] = k
+	}
+	s.keyHost, s.keyOf, s.hasKey = host, k, true
+	return k
 }
 
 func newScoper(cfg scope.Config, store metadata.Domains, m *metrics, log *slog.Logger) (*scoper, error) {
@@ -66,7 +76,7 @@ func newScoper(cfg scope.Config, store metadata.Domains, m *metrics, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	return &scoper{f: f, store: store, log: log, known: map[string]bool{}, missing: map[string]time.Time{},
+	return &scoper{f: f, store: store, log: log, known: map[string]bool{}, missing: map[string]time.Time{}, keys: map[string]string{},
 		dropped: make([]atomic.Int64, len(scope.Reasons)), m: m}, nil
 }
 
@@ -129,7 +139,7 @@ func (s *scoper) prepare(ctx context.Context, c *batchContext, events []frontier
 // seeds records the seeds' hosts or domains as in scope, here and (at the batch's end) in the store.
 func (s *scoper) seeds(c *batchContext, seeds []*frontier.Request) {
 	for _, r := range seeds {
-		k := s.f.Key(r.Hostname())
+		k := s.key(c.host(r)) // c.host is r.Hostname(), worked out for the batch already
 		if k == "" {
 			continue
 		}
