@@ -12,6 +12,7 @@ import (
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider/links"
 )
@@ -78,8 +79,10 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		resp.Body = f.Body
 	}
 	key := domainKey(page)
+	// The page's messages are encoded into one buffer sized for them (appendMsgIn).
+	enc := make([]byte, 0, encodeSizeHint(resp, len(f.Links)))
 	var msgs []bus.Message
-	msgs = s.appendMsg(msgs, key, &frontier.PageCrawled{Response: resp})
+	msgs = s.appendMsgIn(&enc, msgs, key, &frontier.PageCrawled{Response: resp})
 
 	// A redirect chain that crosses hosts is reported to each host's owner, so each marks its own URL.
 	if len(f.Hops) > 0 {
@@ -121,16 +124,16 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	}
 
 	if len(f.Links) > 0 {
-		byHost := map[string][]*frontier.Request{}
 		discovered := time.Now().UnixMilli()
-		var order []identity.DomainMeta // the link hosts' domains, in the order of their first link
 		n := 0
 		var disc frontier.Value = discovered // boxed once for all the links
-		// The page's link requests, their meta entries and hex fingerprints are carved from one allocation
-		// each (3-index slices: an append to one never reaches the next).
+		// The page's link requests, their meta entries, hex fingerprints and group slots are carved from one
+		// allocation each (3-index slices: an append to one never reaches the next).
 		reqs := make([]frontier.Request, len(f.Links))
 		entries := make([]frontier.Entry, 3*len(f.Links))
 		hexes := make([]byte, 0, 2*sha1.Size*len(f.Links))
+		group := make([]int32, len(f.Links)) // the index in hosts of reqs[i]'s link host
+		var hosts linkHosts
 		fa, _ := s.id.(fingerprintAppender)
 		var raw, scratch []byte
 		for _, l := range f.Links {
@@ -163,14 +166,22 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			lr.Meta[0] = frontier.Entry{Key: metaKeyFingerprint, Value: hexes[start:len(hexes):len(hexes)]}
 			lr.Meta[1] = frontier.Entry{Key: metaKeyDomain, Value: dom.Value}
 			lr.Meta[2] = frontier.Entry{Key: metaKeyDiscovered, Value: disc}
-			if _, ok := byHost[dom.Fingerprint]; !ok {
-				order = append(order, dom)
-			}
-			byHost[dom.Fingerprint] = append(byHost[dom.Fingerprint], lr)
+			group[n] = hosts.add(dom)
 			n++
 		}
-		for _, d := range order {
-			msgs = s.appendMsg(msgs, d.Key, &frontier.LinksExtracted{Request: page, Links: byHost[d.Fingerprint]})
+		// One links_extracted per link host, in the order of each host's first link, its links in page order.
+		ptrs := make([]*frontier.Request, n)
+		off := 0
+		for i := range hosts.list {
+			h := &hosts.list[i]
+			h.links, off = ptrs[off:off:off+h.n], off+h.n
+		}
+		for i := range n {
+			h := &hosts.list[group[i]]
+			h.links = append(h.links, &reqs[i])
+		}
+		for _, h := range hosts.list {
+			msgs = s.appendMsgIn(&enc, msgs, h.dom.Key, &frontier.LinksExtracted{Request: page, Links: h.links})
 		}
 		s.nLinks.Add(int64(n))
 		s.m.links.Add(float64(n))
@@ -315,6 +326,82 @@ func (s *Spider) appendMsg(msgs []bus.Message, key []byte, m frontier.Message) [
 	return append(msgs, bus.Message{Key: key, Value: b})
 }
 
+// appendMsgIn is appendMsg with the message encoded into buf's free capacity when the codec is msgpack
+// (codec.AppendMessage), and buf advanced past it: a page's messages share one allocation, each a 3-index
+// slice of it. A message that does not fit gets its own, and buf is left for the next.
+func (s *Spider) appendMsgIn(buf *[]byte, msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
+	if _, ok := s.deps.Codec.(codec.Msgpack); !ok {
+		return s.appendMsg(msgs, key, m)
+	}
+	i := len(*buf)
+	free := (*buf)[i:i:cap(*buf)]
+	b, err := codec.AppendMessage(free, m)
+	if err != nil {
+		s.log.Error("encode spider-log message; dropped", "message", m.Name(), "err", err)
+		return msgs
+	}
+	if cap(b) == cap(free) && cap(free) > 0 { // not grown: b is buf's
+		*buf = (*buf)[:i+len(b)]
+		b = b[:len(b):len(b)]
+	}
+	return append(msgs, bus.Message{Key: key, Value: b})
+}
+
+// encodeSizeHint is the buffer a page's messages usually fit in: its page_crawled (headers and body
+// included) and about 320 bytes a link (a link request is some 290 with its domain map).
+func encodeSizeHint(resp *frontier.Response, links int) int {
+	n := 512 + 2*len(resp.URL) + len(resp.Body) + 320*links
+	for _, h := range resp.Headers {
+		n += 8 + len(h.Name)
+		for _, v := range h.Values {
+			n += 4 + len(v)
+		}
+	}
+	return n
+}
+
+// linkHosts groups a page's links by host (domain fingerprint), in the order of each host's first link.
+type linkHosts struct {
+	list  []linkHost
+	index map[string]int32 // fingerprint → index in list, once list is too long to scan
+}
+
+type linkHost struct {
+	dom   identity.DomainMeta
+	n     int
+	links []*frontier.Request
+}
+
+// linkHostsScan is how many hosts linkHosts finds by scanning its list before it builds an index.
+const linkHostsScan = 8
+
+// add counts one more link to dom's host and returns the host's index.
+func (hs *linkHosts) add(dom identity.DomainMeta) int32 {
+	if hs.index == nil {
+		for i := range hs.list {
+			if hs.list[i].dom.Fingerprint == dom.Fingerprint {
+				hs.list[i].n++
+				return int32(i)
+			}
+		}
+		if len(hs.list) == linkHostsScan {
+			hs.index = make(map[string]int32, 2*linkHostsScan)
+			for i, h := range hs.list {
+				hs.index[h.dom.Fingerprint] = int32(i)
+			}
+		}
+	}
+	if hs.index != nil {
+		if i, ok := hs.index[dom.Fingerprint]; ok {
+			hs.list[i].n++
+			return i
+		}
+		hs.index[dom.Fingerprint] = int32(len(hs.list))
+	}
+	hs.list = append(hs.list, linkHost{dom: dom, n: 1})
+	return int32(len(hs.list) - 1)
+}
+
 // queue hands an outcome to the reporter.
 func (s *Spider) queue(ctx context.Context, it *item, msgs []bus.Message) {
 	if len(msgs) == 0 {
@@ -326,17 +413,32 @@ func (s *Spider) queue(ctx context.Context, it *item, msgs []bus.Message) {
 
 func toHeaders(h http.Header) frontier.Headers {
 	names := make([]string, 0, len(h))
-	for k := range h {
+	nvals, size := 0, 0
+	for k, vs := range h {
 		names = append(names, k)
+		nvals += len(vs)
+		size += len(k)
+		for _, v := range vs {
+			size += len(v)
+		}
 	}
 	slices.Sort(names)
+	// The names' and values' bytes and the value lists are carved from one allocation each.
+	buf := make([]byte, 0, size)
+	carve := func(s string) []byte {
+		i := len(buf)
+		buf = append(buf, s...)
+		return buf[i:len(buf):len(buf)]
+	}
+	vals := make([][]byte, nvals)
 	out := make(frontier.Headers, 0, len(names))
 	for _, k := range names {
-		vals := make([][]byte, len(h[k]))
+		vs := vals[:len(h[k]):len(h[k])]
+		vals = vals[len(h[k]):]
 		for i, v := range h[k] {
-			vals[i] = []byte(v)
+			vs[i] = carve(v)
 		}
-		out = append(out, frontier.Header{Name: []byte(k), Values: vals})
+		out = append(out, frontier.Header{Name: carve(k), Values: vs})
 	}
 	return out
 }

@@ -405,10 +405,7 @@ func (s *Spider) accept(ctx context.Context, msg bus.Message) {
 	}
 	e.msg.Key, e.msg.Value = nil, nil // decoded: only the offset is needed from here on
 	it := &item{entry: e, req: req}
-	raw, err := url.Parse(req.URL)
-	if err == nil {
-		it.u, err = links.Normalize(raw)
-	}
+	it.u, err = links.NormalizeString(req.URL) // one parse for a URL in the Standard's form
 	if err != nil {
 		if skip {
 			s.tracker.done(e)

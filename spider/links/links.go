@@ -531,6 +531,20 @@ func Normalize(u *url.URL) (*url.URL, error) {
 	return resolve("", u.String())
 }
 
+// NormalizeString is Normalize(url.Parse(s)), url.Parse's error when s does not parse: the spider's reading
+// of a feed URL. A URL already in the Standard's form (see canonicalURL) is parsed once, not twice.
+// FuzzNormalizeString holds the two to the same answer.
+func NormalizeString(s string) (*url.URL, error) {
+	if u, ok := canonicalURL(s); ok {
+		return u, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return Normalize(u)
+}
+
 // escapeInvalid percent-encodes bytes Go's URL parser rejects: '%' not followed by two hex digits, spaces,
 // controls and non-ASCII bytes.
 func escapeInvalid(s string) string {
