@@ -92,7 +92,8 @@
 // States.Get sorts a batch of 64 or more fingerprints and walks one iterator forward; Pages.Put and Queue.Ack
 // do the same from 16 keys (seek.go), since a Get builds an iterator over every level for its one key, and
 // Pages.Put does not rewrite a record its merge leaves unchanged (a link seen again). Pages.Put's iterator
-// seeks by prefix, so that the tables' Bloom filters answer for the new links no table holds.
+// seeks by prefix, so that the tables' Bloom filters answer for the new links no table holds, L6's too
+// (IterOptions.UseL6Filters: a small database keeps every compacted table there).
 // Benchmarks: BenchmarkStatesGet, BenchmarkQueueSchedule, BenchmarkQueueNext, BenchmarkQueueNextTombstones, BenchmarkPagesPut (flags -bench.stored,
 // -bench.rows, -bench.sync after the package path); figures in bench/results/stores.md.
 //

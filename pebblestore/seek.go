@@ -51,7 +51,10 @@ func (d *DB) seekerRange(lo, hi []byte, n int, mostlyAbsent bool) (look func(key
 			return v, true, nil
 		}, release, nil
 	}
-	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	// UseL6Filters: Pebble reads no L6 Bloom filter unless asked, and a database smaller than Pebble's level
+	// sizes (the usual standalone crawl) keeps every compacted table in L6, so without it an absent key's
+	// SeekPrefixGE read an index and a data block there.
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: mostlyAbsent})
 	if err != nil {
 		return nil, nil, err
 	}
