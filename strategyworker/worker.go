@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -166,6 +167,10 @@ type Worker struct {
 	// counters caches the strategy's counters; only the worker goroutine touches it.
 	counters *counters
 	scope    *scoper
+	// domainHosts keeps, by the address of its first entry, the name each domain map met gives, across
+	// batches: the decoder shares a host's domain map across messages (codec.MsgpackDecoder), and decoded meta
+	// values are never written into, so the same map gives the same name. Only the worker goroutine touches it.
+	domainHosts map[*frontier.Entry]domainHost
 }
 
 // New checks the configuration and builds a worker.
@@ -198,7 +203,8 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	registerCache(deps.Registerer, cache)
 	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger.With("partition", deps.Partition), m: newMetrics(deps.Registerer),
-		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters)}
+		cache: cache, strat: strat, counters: newCounters(deps.Domains, maxCachedCounters),
+		domainHosts: map[*frontier.Entry]domainHost{}}
 	if w.scope, err = newScoper(cfg.Scope, deps.Domains, w.m, w.log); err != nil {
 		return nil, fmt.Errorf("strategyworker: %w", err)
 	}
@@ -300,11 +306,23 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	c := &batchContext{ctx: ctx, w: w, reqs: make(map[*frontier.Request]int32, n), info: make([]reqInfo, 0, n),
 		idx: make(map[string]int32, n), order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n),
 		isDirty: make([]bool, 0, n)}
-	var hosts []string
+	var hosts []string // the requests' hosts for the counters' prefetch, a run of one host listed once
+	addReq := func(r *frontier.Request) {
+		c.add(r)
+		if h := c.host(r); len(hosts) == 0 || hosts[len(hosts)-1] != h {
+			hosts = append(hosts, h)
+		}
+	}
 	for _, e := range events {
+		if le, ok := e.(*frontier.LinksExtracted); ok { // requestsOf without its slice
+			addReq(le.Request)
+			for _, l := range le.Links {
+				addReq(l)
+			}
+			continue
+		}
 		for _, r := range requestsOf(e) {
-			c.add(r)
-			hosts = append(hosts, c.host(r))
+			addReq(r)
 		}
 	}
 	if err := c.load(ctx); err != nil {
@@ -319,8 +337,25 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	if err := w.scope.prepare(ctx, c, events, w.deps.Now()); err != nil {
 		return err
 	}
+	// The events counted by type, added to the metric after the loop: a few WithLabelValues per batch instead
+	// of one per event.
+	type tally struct {
+		name string
+		n    int
+	}
+	var byType []tally
+	defer func() {
+		for _, t := range byType {
+			w.m.events.WithLabelValues(t.name).Add(float64(t.n))
+		}
+	}()
 	for _, e := range events {
-		w.m.events.WithLabelValues(e.Name()).Inc()
+		name := e.Name()
+		if i := slices.IndexFunc(byType, func(t tally) bool { return t.name == name }); i >= 0 {
+			byType[i].n++
+		} else {
+			byType = append(byType, tally{name, 1})
+		}
 		switch e := e.(type) {
 		case *frontier.AddSeeds:
 			w.scope.seeds(c, e.Seeds)
@@ -575,15 +610,35 @@ func (c *batchContext) host(r *frontier.Request) string {
 		p.host = c.lastHost
 		return c.lastHost
 	}
+	if len(m) > 0 {
+		if d, ok := c.w.domainHosts[&m[0]]; ok && d.n == len(m) {
+			c.lastDomain, c.lastDomainLen, c.lastHost = &m[0], len(m), d.host
+			p.host = d.host
+			return d.host
+		}
+	}
 	h := r.MetaDomainName()
 	if h != "" {
 		c.lastDomain, c.lastDomainLen, c.lastHost = &m[0], len(m), h
+		if len(c.w.domainHosts) >= maxDomainHosts {
+			clear(c.w.domainHosts)
+		}
+		c.w.domainHosts[&m[0]] = domainHost{len(m), h}
 	} else {
 		h = r.Hostname() // no usable domain meta: from the URL
 	}
 	p.host = h
 	return h
 }
+
+// domainHost is the name a domain map of n entries gives (Worker.domainHosts).
+type domainHost struct {
+	n    int
+	host string
+}
+
+// maxDomainHosts bounds Worker.domainHosts: as many as the msgpack decoder shares (codec.MsgpackDecoder).
+const maxDomainHosts = 4096
 
 // parsedURL is a request's URL parsed (u nil if it does not parse) and its template-budget key (tkey, when
 // asked for once).
