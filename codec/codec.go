@@ -112,10 +112,10 @@ type Decoder interface {
 }
 
 // LinksMetaDecoder is implemented by codecs that can decode a message leaving out, unbuilt, the meta entries
-// of the links of a links_extracted whose key keep rejects. A consumer that reads a few keys of each link (the
-// DB worker's links role: fingerprint, depth, redirect_times) skips the rest, chiefly each link's domain map,
-// which the strategy worker decodes from the same message anyway (issue 21: every spider-log message was
-// decoded whole twice). Msgpack implements it.
+// of a links_extracted (its page's request and its links) whose key keep rejects. A consumer that reads a few
+// keys of each (the DB worker's links role: fingerprint, depth, redirect_times) skips the rest, chiefly each
+// link's domain map, which the strategy worker decodes from the same message anyway (issue 21: every
+// spider-log message was decoded whole twice). Other messages are decoded whole. Msgpack implements it.
 type LinksMetaDecoder interface {
 	DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error)
 }

@@ -94,10 +94,10 @@ func FuzzDecodeJSON(f *testing.F) {
 }
 
 // FuzzDecodeLinksMeta holds DecodeMessageLinksMeta to DecodeMessage: on any input it never panics, and where
-// DecodeMessage accepts a message it accepts it too and returns the same message, except that each link of a
-// links_extracted keeps only the meta keys kept (here fingerprint and depth); skipped values are checked as
-// DecodeMessage checks them, so the two reject the same inputs. Seeds (f.Add): an offset message and two
-// links_extracted of benchmark requests.
+// DecodeMessage accepts a message it accepts it too and returns the same message, except that the page's
+// request and each link of a links_extracted keep only the meta keys kept (here fingerprint and depth);
+// skipped values are checked as DecodeMessage checks them, so the two reject the same inputs. Seeds (f.Add):
+// an offset message and two links_extracted of benchmark requests.
 func FuzzDecodeLinksMeta(f *testing.F) {
 	f.Add(unhex(f, "93 c4026f66 03 cd04d2"))
 	for _, m := range benchMessages("le")[:2] {
@@ -120,7 +120,7 @@ func FuzzDecodeLinksMeta(f *testing.F) {
 			t.Fatalf("DecodeMessage accepts what DecodeMessageLinksMeta rejects: %v\n%x", serr, data)
 		}
 		if le, ok := whole.(*frontier.LinksExtracted); ok {
-			for _, l := range le.Links {
+			for _, l := range append([]*frontier.Request{le.Request}, le.Links...) {
 				var m frontier.Map
 				for _, e := range l.Meta {
 					k, isBin := e.Key.([]byte)
@@ -139,7 +139,7 @@ func FuzzDecodeLinksMeta(f *testing.F) {
 		a, err1 := c.EncodeMessage(whole)
 		b, err2 := c.EncodeMessage(skim)
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			t.Fatalf("DecodeMessageLinksMeta differs from DecodeMessage with the links' meta filtered (%v, %v):\n%x\n%x", err1, err2, a, b)
+			t.Fatalf("DecodeMessageLinksMeta differs from DecodeMessage with the links' and page's meta filtered (%v, %v):\n%x\n%x", err1, err2, a, b)
 		}
 	})
 }

@@ -28,9 +28,9 @@ func (m Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 	return m.DecodeMessageLinksMeta(p, nil)
 }
 
-// DecodeMessageLinksMeta implements LinksMetaDecoder: DecodeMessage, except that the meta map of every link
-// of a links_extracted keeps only the entries whose key keep accepts; the others are checked for structure
-// and skipped without being built. A nil keep keeps every entry (DecodeMessage).
+// DecodeMessageLinksMeta implements LinksMetaDecoder: DecodeMessage, except that the meta maps of a
+// links_extracted (its page's request and every link) keep only the entries whose key keep accepts; the others
+// are checked for structure and skipped without being built. A nil keep keeps every entry (DecodeMessage).
 func (Msgpack) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (frontier.Message, error) {
 	return decodeMessage(p, keep, nil)
 }
@@ -90,7 +90,8 @@ type mpReader struct {
 	b    []byte
 	off  int
 	keep func(key []byte) bool // while set, meta entries whose key it rejects are skipped (DecodeMessageLinksMeta)
-	// linksKeep is DecodeMessageLinksMeta's keep, in force (as keep) while the links of a links_extracted are read.
+	// linksKeep is DecodeMessageLinksMeta's keep, in force (as keep) while a links_extracted's page request and
+	// links are read.
 	linksKeep func(key []byte) bool
 	entries   []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
 	reqs      []frontier.Request // slab for the requests of a links or seeds list
@@ -1059,11 +1060,12 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		}
 		return &frontier.PageCrawled{Response: r}, name, nil
 	case frontier.TagLinksExtracted:
+		d.keep = d.linksKeep
 		r, err := d.request()
 		if err != nil {
+			d.keep = nil
 			return nil, name, fmt.Errorf("request: %w", err)
 		}
-		d.keep = d.linksKeep
 		links, err := d.requests("links")
 		d.keep = nil
 		if err != nil {

@@ -325,8 +325,8 @@ func (w *Worker) bounded(handle func(context.Context, []frontier.Message) error)
 // linksDecoder returns the links role's decode of spider-log messages, for one goroutine: through one
 // codec.MessageDecoder for the role's run (with msgpack, one MsgpackDecoder: the pages' domain maps, the same
 // few hosts message after message, are built once and shared), and with a codec that can
-// (codec.LinksMetaDecoder), keeping of each extracted link only the meta keys runLinks reads, so the role does
-// not build the domain map of every link (the strategy worker decodes the same message whole).
+// (codec.LinksMetaDecoder), keeping of a links_extracted's page and links only the meta keys runLinks reads, so
+// the role does not build the domain map of every link (the strategy worker decodes the same message whole).
 func (w *Worker) linksDecoder() func(bus.Message) (frontier.Message, error) {
 	dec := codec.NewMessageDecoder(w.deps.Codec)
 	if d, ok := dec.(codec.LinksMetaDecoder); ok {
@@ -338,7 +338,8 @@ func (w *Worker) linksDecoder() func(bus.Message) (frontier.Message, error) {
 	return func(m bus.Message) (frontier.Message, error) { return dec.DecodeMessage(m.Value) }
 }
 
-// linkMetaRead says which meta keys of an extracted link runLinks reads.
+// linkMetaRead says which meta keys of a links_extracted's page and links runLinks reads (the page's for the
+// record of a redirect).
 func linkMetaRead(key []byte) bool {
 	switch string(key) {
 	case frontier.MetaKeyFingerprint, frontier.MetaKeyDepth, "redirect_times":
