@@ -326,16 +326,36 @@ func (s *Spider) appendMsg(msgs []bus.Message, key []byte, m frontier.Message) [
 	return append(msgs, bus.Message{Key: key, Value: b})
 }
 
-// appendMsgIn is appendMsg with the message encoded into buf's free capacity when the codec is msgpack
-// (codec.AppendMessage), and buf advanced past it: a page's messages share one allocation, each a 3-index
-// slice of it. A message that does not fit gets its own, and buf is left for the next.
+// MessageAppender is an optional capability of Deps.Codec: AppendMessage appends the encoding of m to dst,
+// as append does (the same bytes as EncodeMessage), so that the spider encodes a page's messages into one
+// buffer. codec.Msgpack gets it from the spider (codec.AppendMessage); a codec that wraps another (one that
+// counts what it encodes) implements it to keep it.
+type MessageAppender interface {
+	AppendMessage(dst []byte, m frontier.Message) ([]byte, error)
+}
+
+// appendMessageOf is the codec's AppendMessage, nil when it has none.
+func appendMessageOf(c Codec) func([]byte, frontier.Message) ([]byte, error) {
+	switch c := c.(type) {
+	case codec.Msgpack:
+		return codec.AppendMessage
+	case MessageAppender:
+		return c.AppendMessage
+	}
+	return nil
+}
+
+// appendMsgIn is appendMsg with the message encoded into buf's free capacity when the codec can append
+// (appendMessageOf), and buf advanced past it: a page's messages share one allocation, each a 3-index slice
+// of it. A message that does not fit gets its own, and buf is left for the next.
 func (s *Spider) appendMsgIn(buf *[]byte, msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
-	if _, ok := s.deps.Codec.(codec.Msgpack); !ok {
+	app := appendMessageOf(s.deps.Codec)
+	if app == nil {
 		return s.appendMsg(msgs, key, m)
 	}
 	i := len(*buf)
 	free := (*buf)[i:i:cap(*buf)]
-	b, err := codec.AppendMessage(free, m)
+	b, err := app(free, m)
 	if err != nil {
 		s.log.Error("encode spider-log message; dropped", "message", m.Name(), "err", err)
 		return msgs

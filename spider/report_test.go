@@ -205,3 +205,44 @@ func TestToHeaders(t *testing.T) {
 		t.Errorf("an append to one value reached the next: %q", got[1].Name)
 	}
 }
+
+// appendingCodec is msgpack behind a wrapper, as the standalone's counting codec is: reportPage finds its
+// AppendMessage through MessageAppender.
+type appendingCodec struct {
+	codec.Msgpack
+	calls *int
+}
+
+func (c appendingCodec) AppendMessage(dst []byte, m frontier.Message) ([]byte, error) {
+	*c.calls++
+	return codec.AppendMessage(dst, m)
+}
+
+// TestReportAppender checks that a codec wrapping msgpack with a MessageAppender is used to append and
+// gives the same messages as msgpack itself.
+func TestReportAppender(t *testing.T) {
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &frontier.Request{URL: "http://127.0.0.4:40123/d1/page17.html", Method: "GET"}
+	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
+	body := webPage()
+	a, b := reportSpider(t, id), reportSpider(t, id)
+	var calls int
+	b.deps.Codec = appendingCodec{calls: &calls}
+	var got, want [][]byte
+	for try := 0; ; try++ {
+		ms := time.Now().UnixMilli()
+		want, got = reportOnce(a, req, body), reportOnce(b, req, body)
+		if time.Now().UnixMilli() == ms || try == 100 {
+			break
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("messages differ through MessageAppender (-msgpack +appender):\n%s", d)
+	}
+	if calls != len(got) {
+		t.Errorf("AppendMessage called %d times for %d messages", calls, len(got))
+	}
+}

@@ -624,6 +624,27 @@ func (c countingCodec) EncodeMessage(m frontier.Message) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	c.count(m)
+	return b, nil
+}
+
+// AppendMessage keeps the spider's encoding of a page's messages into one buffer (spider.MessageAppender).
+func (c countingCodec) AppendMessage(dst []byte, m frontier.Message) ([]byte, error) {
+	var b []byte
+	var err error
+	if _, ok := c.Codec.(codec.Msgpack); ok {
+		b, err = codec.AppendMessage(dst, m)
+	} else if b, err = c.Codec.EncodeMessage(m); err == nil {
+		b = append(dst, b...)
+	}
+	if err != nil {
+		return dst, err
+	}
+	c.count(m)
+	return b, nil
+}
+
+func (c countingCodec) count(m frontier.Message) {
 	switch m := m.(type) {
 	case *frontier.PageCrawled:
 		c.st.pages.Add(1)
@@ -633,7 +654,6 @@ func (c countingCodec) EncodeMessage(m frontier.Message) ([]byte, error) {
 	case *frontier.LinksExtracted:
 		c.st.links.Add(int64(len(m.Links)))
 	}
-	return b, nil
 }
 
 // run consumes the stats group without decoding: the counts come from countingCodec, and the group (which
