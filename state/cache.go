@@ -405,7 +405,7 @@ func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []E
 			c.mu.log[j].e = entries[i]
 		} else {
 			c.mu.logAt[k] = len(c.mu.log)
-			c.mu.log = append(c.mu.log, logEntry{fp: c.logCopy(fp), e: entries[i], k: k, chk: chk})
+			c.mu.log = append(c.mu.log, logEntry{fp: c.logCopy(fp, len(fps)-i), e: entries[i], k: k, chk: chk})
 		}
 		if len(c.mu.log) >= c.cfg.FlushEvery {
 			if err := c.flushLocked(ctx); err != nil {
@@ -416,14 +416,15 @@ func (c *Cache) Put(ctx context.Context, fps []frontier.Fingerprint, entries []E
 	return nil
 }
 
-// logCopy returns a copy of fp for the write log, cut from logFPs. Locked.
-func (c *Cache) logCopy(fp frontier.Fingerprint) frontier.Fingerprint {
+// logCopy returns a copy of fp for the write log, cut from logFPs, which a new slab replaces when short: room
+// for the rest of the Put's fingerprints (left of them, fp's size each), at most 4 KiB. Locked.
+func (c *Cache) logCopy(fp frontier.Fingerprint, left int) frontier.Fingerprint {
 	n := len(fp)
 	if n == 0 {
 		return nil
 	}
 	if cap(c.mu.logFPs)-len(c.mu.logFPs) < n {
-		c.mu.logFPs = make([]byte, 0, max(n, 4096))
+		c.mu.logFPs = make([]byte, 0, max(n, min(left*n, 4096)))
 	}
 	l := len(c.mu.logFPs)
 	c.mu.logFPs = append(c.mu.logFPs, fp...)

@@ -711,7 +711,8 @@ func (c *batchContext) metaFingerprint(r *frontier.Request) (frontier.Fingerprin
 	}
 	n := hex.DecodedLen(len(b))
 	if cap(c.fpSlab)-len(c.fpSlab) < n {
-		c.fpSlab = make([]byte, 0, max(n, 64*sha1.Size))
+		// Room for the batch's requests not met yet (a batch of one message needs a few), at most 64.
+		c.fpSlab = make([]byte, 0, max(n, min(64, cap(c.info)-len(c.info)+1)*sha1.Size))
 	}
 	l := len(c.fpSlab)
 	fp := c.fpSlab[l : l+n : l+n]
