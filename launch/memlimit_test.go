@@ -8,7 +8,6 @@ import (
 
 	"github.com/frontiercrawl/frontier/configs"
 	"github.com/frontiercrawl/frontier/internal/cli"
-	"github.com/frontiercrawl/frontier/standalone"
 )
 
 // TestSetMemoryLimit: standalone.memory_limit becomes the process's soft memory limit unless it is 0 or
@@ -21,33 +20,25 @@ func TestSetMemoryLimit(t *testing.T) {
 	if cfg.Standalone.MemoryLimit != configs.DefaultStandaloneMemoryLimit {
 		t.Errorf("standalone.memory_limit = %d, want the default %d", cfg.Standalone.MemoryLimit, configs.DefaultStandaloneMemoryLimit)
 	}
-	prev, prevGC := debug.SetMemoryLimit(-1), debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetMemoryLimit(prev); debug.SetGCPercent(prevGC) })
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 	env := cli.Env{Logger: slog.New(slog.DiscardHandler)}
 	for _, tc := range []struct {
 		name      string
 		gomemlim  string
 		limit     int64
 		wantLimit int64
-		gogc      string
-		wantGC    int
 	}{
-		{"none configured", "", 0, math.MaxInt64, "", 100},
-		{"configured", "", 200 << 20, 200 << 20, "", standalone.GCPercent},
-		{"GOGC wins", "", 200 << 20, 200 << 20, "100", 100},
-		{"GOMEMLIMIT wins", "1GiB", 200 << 20, math.MaxInt64, "", 100},
+		{"none configured", "", 0, math.MaxInt64},
+		{"configured", "", 200 << 20, 200 << 20},
+		{"GOMEMLIMIT wins", "1GiB", 200 << 20, math.MaxInt64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GOMEMLIMIT", tc.gomemlim)
-			t.Setenv("GOGC", tc.gogc)
 			debug.SetMemoryLimit(math.MaxInt64)
-			debug.SetGCPercent(100)
 			setMemoryLimit(tc.limit, env)
 			if got := debug.SetMemoryLimit(-1); got != tc.wantLimit {
 				t.Errorf("memory limit = %d, want %d", got, tc.wantLimit)
-			}
-			if got := debug.SetGCPercent(100); got != tc.wantGC {
-				t.Errorf("GOGC = %d, want %d", got, tc.wantGC)
 			}
 		})
 	}

@@ -68,8 +68,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 
 // setMemoryLimit applies the Go part of standalone.memory_limit (standalone.Config.Memory: the limit minus
 // Pebble's cache, which the Go runtime does not see) as the process's soft memory limit, unless GOMEMLIMIT is
-// set (the operator's word wins) or the limit is 0; with it, the collector's GOGC becomes standalone.GCPercent
-// unless GOGC is set.
+// set (the operator's word wins) or the limit is 0.
 func setMemoryLimit(limit int64, env cli.Env) {
 	if limit <= 0 {
 		return
@@ -79,9 +78,6 @@ func setMemoryLimit(limit int64, env cli.Env) {
 		return
 	}
 	debug.SetMemoryLimit(limit)
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(standalone.GCPercent)
-	}
 }
 
 // standaloneConfig is the standalone section, which configs filled from the other sections (FillGlobals).

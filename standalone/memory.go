@@ -19,13 +19,6 @@ type MemoryPlan struct {
 	GoLimit      int64 // the Go runtime's soft limit; 0: none
 }
 
-// GCPercent is the Go collector's GOGC that cmd/standalone sets beside the soft memory limit (MemoryPlan.GoLimit)
-// unless GOGC is set: the heap may grow to (1 + GCPercent/100) times the live heap between cycles, and the
-// soft limit still makes the collector run sooner when the Go part of memory_limit is reached. Above the
-// default 100 it halves the collector's marking and assists on the fast web (BENCHMARKS.md, "The standalone's
-// runtime and Pebble overhead").
-const GCPercent = 150
-
 // memtableMax is the largest memtable the plan derives (pebblestore's own derivation stops there too).
 const memtableMax = 32 << 20
 

@@ -186,9 +186,6 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	// one a user of cmd/standalone with the default settings sees.
 	if lim := cfg.Memory().GoLimit; lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(lim)
-		if os.Getenv("GOGC") == "" { // and its GOGC beside the limit
-			debug.SetGCPercent(standalone.GCPercent)
-		}
 	}
 	if spec.Profile != "" {
 		f, err := os.Create(spec.Profile)
