@@ -124,7 +124,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	}
 
 	if len(f.Links) > 0 {
-		discovered := time.Now().UnixMilli()
+		discovered := s.now().UnixMilli()
 		n := 0
 		var disc frontier.Value = discovered // boxed once for all the links
 		// The page's link requests, their meta entries, hex fingerprints and group slots are carved from one

@@ -54,6 +54,14 @@ func reportSpider(tb testing.TB, id Identity) *Spider {
 	return s
 }
 
+// fixClock gives the spiders one fixed clock, so that the links they report carry the same discovery time.
+func fixClock(ss ...*Spider) {
+	t := time.Unix(1_795_000_000, 0)
+	for _, s := range ss {
+		s.now = func() time.Time { return t }
+	}
+}
+
 // reportOnce reports a fetched web page and returns the messages' bytes.
 func reportOnce(s *Spider, req *frontier.Request, body []byte) [][]byte {
 	f := &Fetched{Request: req, URL: req.URL, Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: body, HTML: true}
@@ -82,14 +90,8 @@ func TestReportLinksMeta(t *testing.T) {
 	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
 	body := webPage()
 	a, b := reportSpider(t, id), reportSpider(t, hiddenAppender{id})
-	var got, want [][]byte
-	for try := 0; ; try++ {
-		ms := time.Now().UnixMilli()
-		got, want = reportOnce(a, req, body), reportOnce(b, req, body)
-		if time.Now().UnixMilli() == ms || try == 100 { // both in one millisecond: same discovery time
-			break
-		}
-	}
+	fixClock(a, b) // the same discovery time in both
+	got, want := reportOnce(a, req, body), reportOnce(b, req, body)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("messages differ with AppendFingerprint (-without +with):\n%s", d)
 	}
@@ -231,15 +233,8 @@ func TestReportAppender(t *testing.T) {
 	a, b := reportSpider(t, id), reportSpider(t, id)
 	var calls int
 	b.deps.Codec = appendingCodec{calls: &calls}
-	var got, want [][]byte
-	for try := 0; ; try++ {
-		calls = 0 // this try's calls only: a try the clock's millisecond crossed is made again
-		ms := time.Now().UnixMilli()
-		want, got = reportOnce(a, req, body), reportOnce(b, req, body)
-		if time.Now().UnixMilli() == ms || try == 100 {
-			break
-		}
-	}
+	fixClock(a, b)
+	want, got := reportOnce(a, req, body), reportOnce(b, req, body)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("messages differ through MessageAppender (-msgpack +appender):\n%s", d)
 	}

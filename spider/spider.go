@@ -76,6 +76,7 @@ type Deps struct {
 type Spider struct {
 	cfg       Config
 	deps      Deps
+	now       func() time.Time // the clock of a link's discovery time (time.Now; tests fix it)
 	log       *slog.Logger
 	m         *metrics
 	id        Identity
@@ -177,6 +178,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		s.id = SimpleIdentity{}
 	}
 	s.domains = identity.NewDomainCache(s.id.Domain, maxCachedDomains)
+	s.now = time.Now
 	rt := deps.Transport
 	if rt == nil {
 		s.transport = newTransport(cfg, deps)
