@@ -245,13 +245,29 @@ func (f *Filter) Check(raw string) string {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		u = nil
+	}
+	return f.check(raw, u)
+}
+
+// CheckURL is Check for a caller that has parsed raw already: u is url.Parse(raw), or nil when that failed
+// (u is only read). It answers what Check(raw) answers, without parsing raw again.
+func (f *Filter) CheckURL(raw string, u *url.URL) string {
+	if len(raw) > f.cfg.MaxURLBytes {
+		return ReasonURLLength
+	}
+	return f.check(raw, u)
+}
+
+func (f *Filter) check(raw string, u *url.URL) string {
+	if u == nil {
 		return ReasonScheme // not a URL the spider could fetch
 	}
-	if !f.schemes[strings.ToLower(u.Scheme)] {
+	if !f.schemes[u.Scheme] && !f.schemes[strings.ToLower(u.Scheme)] {
 		return ReasonScheme
 	}
 	p := u.EscapedPath()
-	if ext := path.Ext(p); len(ext) > 1 && f.exts[strings.ToLower(ext[1:])] {
+	if ext := path.Ext(p); len(ext) > 1 && f.denied(ext[1:]) {
 		return ReasonExtension
 	}
 	for _, re := range f.exclude {
@@ -262,22 +278,62 @@ func (f *Filter) Check(raw string) string {
 	if len(f.include) > 0 && !slices.ContainsFunc(f.include, func(re *regexp.Regexp) bool { return re.MatchString(raw) }) {
 		return ReasonInclude
 	}
-	segs := strings.Split(strings.Trim(p, "/"), "/")
-	if len(segs) > f.cfg.MaxPathSegments {
+	// The segments of the path without its outer slashes, empty ones included (strings.Split's count), walked
+	// in place: no slice and, for the usual short paths, no map.
+	trimmed := strings.Trim(p, "/")
+	n := strings.Count(trimmed, "/") + 1
+	if n > f.cfg.MaxPathSegments {
 		return ReasonPathDepth
 	}
-	if len(segs) > f.cfg.MaxRepeatedSegments {
-		seen := make(map[string]int, len(segs))
-		for _, s := range segs {
+	if n > f.cfg.MaxRepeatedSegments && repeated(trimmed, n, f.cfg.MaxRepeatedSegments) {
+		return ReasonRepeatedSegments
+	}
+	return ""
+}
+
+// denied reports whether ext (without its dot) is a denied extension, compared lower-cased; the usual
+// lower-case extension is looked up without a conversion.
+func (f *Filter) denied(ext string) bool {
+	if len(f.exts) == 0 {
+		return false
+	}
+	return f.exts[ext] || f.exts[strings.ToLower(ext)]
+}
+
+// repeated reports whether a non-empty segment of trimmed (n segments separated by "/") occurs more than max
+// times.
+func repeated(trimmed string, n, max int) bool {
+	if n > 64 {
+		seen := make(map[string]int, n)
+		for s := range strings.SplitSeq(trimmed, "/") {
 			if s == "" {
 				continue
 			}
-			if seen[s]++; seen[s] > f.cfg.MaxRepeatedSegments {
-				return ReasonRepeatedSegments
+			if seen[s]++; seen[s] > max {
+				return true
+			}
+		}
+		return false
+	}
+	var buf [64]string
+	segs := buf[:0]
+	for s := range strings.SplitSeq(trimmed, "/") {
+		segs = append(segs, s)
+	}
+	for i, s := range segs {
+		if s == "" {
+			continue
+		}
+		c := 1
+		for _, t := range segs[i+1:] {
+			if t == s {
+				if c++; c > max {
+					return true
+				}
 			}
 		}
 	}
-	return ""
+	return false
 }
 
 // CheckDepth returns ReasonDepth when depth is past MaxDepth.

@@ -155,7 +155,7 @@ func (s *scoper) links(c *batchContext, page *frontier.Request, links []*frontie
 	parent, _ := page.MetaDepth()
 	var keep []*frontier.Request
 	for i, l := range links {
-		reason := s.check(l, parent, c.host(l))
+		reason := s.check(c, l, parent, c.host(l))
 		if reason == "" {
 			if keep != nil {
 				keep = append(keep, l)
@@ -174,8 +174,9 @@ func (s *scoper) links(c *batchContext, page *frontier.Request, links []*frontie
 }
 
 // check returns why l (a link of a page at depth parent, or a redirect target, of host host) is dropped, or "".
-func (s *scoper) check(l *frontier.Request, parent int64, host string) string {
-	if reason := s.f.Check(l.URL); reason != "" && (reason != scope.ReasonExtension || !isSitemap(l)) {
+// The URL is parsed once per batch (batchContext.parsed): the template budget and Schedule read it too.
+func (s *scoper) check(c *batchContext, l *frontier.Request, parent int64, host string) string {
+	if reason := s.f.CheckURL(l.URL, c.parsed(l).u); reason != "" && (reason != scope.ReasonExtension || !isSitemap(l)) {
 		return reason // a sitemap is fetched whatever its extension (sitemap.xml.gz)
 	}
 	depth := parent + 1
