@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	frontier "github.com/frontiercrawl/frontier"
 )
@@ -103,8 +104,12 @@ func appendMessage(b []byte, m frontier.Message) ([]byte, error) {
 			return b, err
 		}
 		b = appendArrayHeader(b, len(m.Links))
+		var memo mapMemo
 		for i, l := range m.Links {
-			if b, err = appendRequestField(b, l, "links"); err != nil {
+			if l == nil {
+				return b, fmt.Errorf("links[%d]: links: request is nil", i)
+			}
+			if b, err = appendRequestMemo(b, l, &memo); err != nil {
 				return b, fmt.Errorf("links[%d]: %w", i, err)
 			}
 		}
@@ -172,7 +177,7 @@ func hasBody(r *frontier.Request) bool { return r != nil && len(r.Body) > 0 }
 
 // appendMeta writes the meta map with Request.Body added under MetaKeyBody. An entry under that key already in
 // Meta is replaced by Body (or dropped when Body is empty), so the two never disagree.
-func appendMeta(b []byte, r *frontier.Request) ([]byte, error) {
+func appendMeta(b []byte, r *frontier.Request, memo *mapMemo) ([]byte, error) {
 	if r == nil {
 		return append(b, 0x80), nil
 	}
@@ -197,6 +202,18 @@ func appendMeta(b []byte, r *frontier.Request) ([]byte, error) {
 		}
 		if b, err = appendValue(b, e.Key, 1); err != nil {
 			return b, fmt.Errorf("meta key %s: %w", describeKey(e.Key), err)
+		}
+		if m, ok := e.Value.(frontier.Map); ok && memo != nil && len(m) > 0 {
+			if unsafe.SliceData(m) == memo.data && len(m) == memo.n {
+				b = append(b, b[memo.start:memo.end]...)
+				continue
+			}
+			start := len(b)
+			if b, err = appendMap(b, m, 1); err != nil {
+				return b, fmt.Errorf("meta[%s]: %w", describeKey(e.Key), err)
+			}
+			*memo = mapMemo{data: unsafe.SliceData(m), n: len(m), start: start, end: len(b)}
+			continue
 		}
 		if b, err = appendValue(b, e.Value, 1); err != nil {
 			return b, fmt.Errorf("meta[%s]: %w", describeKey(e.Key), err)
@@ -229,7 +246,25 @@ func describeKey(k frontier.Value) string {
 	return fmt.Sprintf("%v", k)
 }
 
+// mapMemo remembers where in the buffer being written the last meta map value of a links_extracted message
+// was encoded, and which map it was (its entries' array and length). The spider gives the links to one host
+// one shared domain map (identity.DomainMeta) and sends one links_extracted per host, so every link after the
+// first finds its domain map here and its bytes are copied instead of encoded again. A map is identified by
+// its backing array: meta values are never written into once shared (the spider and the codecs' shared decoded
+// values rely on it), and nothing writes
+// into them while a message is being encoded, so the same array and length is the same map, the same bytes.
+type mapMemo struct {
+	data       *frontier.Entry
+	n          int
+	start, end int
+}
+
 func appendRequest(b []byte, r *frontier.Request) ([]byte, error) {
+	return appendRequestMemo(b, r, nil)
+}
+
+// appendRequestMemo is appendRequest with the meta's map values looked up in memo (nil: none).
+func appendRequestMemo(b []byte, r *frontier.Request, memo *mapMemo) ([]byte, error) {
 	b = append(b, 0x95)
 	b = appendStr(b, r.URL)
 	if r.Method == "" {
@@ -243,7 +278,7 @@ func appendRequest(b []byte, r *frontier.Request) ([]byte, error) {
 		b = appendStr(b, c.Name)
 		b = appendStr(b, c.Value)
 	}
-	return appendMeta(b, r)
+	return appendMeta(b, r, memo)
 }
 
 func appendHeaders(b []byte, h frontier.Headers) []byte {
@@ -263,7 +298,7 @@ func appendResponse(b []byte, r *frontier.Response) ([]byte, error) {
 	b = appendStr(b, r.URL)
 	b = appendInt(b, int64(r.Status))
 	var err error
-	if b, err = appendMeta(b, r.Request); err != nil {
+	if b, err = appendMeta(b, r.Request, nil); err != nil {
 		return b, err
 	}
 	b = appendHeaders(b, r.Headers)
