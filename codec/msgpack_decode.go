@@ -35,6 +35,11 @@ func (Msgpack) DecodeMessageLinksMeta(p []byte, keep func(key []byte) bool) (fro
 	return decodeMessage(p, keep, nil)
 }
 
+// DecodeMessageSkim implements SkimDecoder.
+func (Msgpack) DecodeMessageSkim(p []byte, s Skim) (frontier.Message, error) {
+	return decodeMessageSkim(p, s, nil)
+}
+
 // NewMessageDecoder implements MessageDecoderMaker: a *MsgpackDecoder.
 func (Msgpack) NewMessageDecoder() MessageDecoder { return NewMsgpackDecoder() }
 
@@ -68,8 +73,20 @@ func (s *MsgpackDecoder) DecodeMessageLinksMeta(p []byte, keep func(key []byte) 
 	return decodeMessage(p, keep, s)
 }
 
+// DecodeMessageSkim is Msgpack.DecodeMessageSkim, sharing domain maps as DecodeMessage does.
+func (s *MsgpackDecoder) DecodeMessageSkim(p []byte, k Skim) (frontier.Message, error) {
+	return decodeMessageSkim(p, k, s)
+}
+
 func decodeMessage(p []byte, keep func(key []byte) bool, shared *MsgpackDecoder) (frontier.Message, error) {
-	d := mpReader{b: bytes.Clone(p), linksKeep: keep, shared: shared}
+	return decodeMessageSkim(p, Skim{LinksMeta: keep}, shared)
+}
+
+func decodeMessageSkim(p []byte, s Skim, shared *MsgpackDecoder) (frontier.Message, error) {
+	if !s.Borrow {
+		p = bytes.Clone(p)
+	}
+	d := mpReader{b: p, linksKeep: s.LinksMeta, metaKeep: s.Meta, headerKeep: s.Headers, shared: shared}
 	m, name, err := d.message()
 	if err == nil {
 		err = d.end()
@@ -93,8 +110,11 @@ type mpReader struct {
 	// linksKeep is DecodeMessageLinksMeta's keep, in force (as keep) while a links_extracted's page request and
 	// links are read.
 	linksKeep func(key []byte) bool
-	entries   []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
-	reqs      []frontier.Request // slab for the requests of a links or seeds list
+	// metaKeep is Skim.Meta, in force (as keep) while the requests of a message other than a links_extracted
+	// are read; headerKeep is Skim.Headers, for a page_crawled's response headers.
+	metaKeep, headerKeep func(key []byte) bool
+	entries              []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
+	reqs                 []frontier.Request // slab for the requests of a links or seeds list
 	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
 	// request's domain map with the same bytes shares that value instead of being built again (see
 	// sharedDomain).
@@ -761,7 +781,12 @@ func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
 			}
 			continue
 		}
-		v, err := d.value(depth + 1)
+		var v frontier.Value
+		if depth == 1 && isDomainKey(k) {
+			v, err = d.sharedDomain(depth + 1)
+		} else {
+			v, err = d.value(depth + 1)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
 		}
@@ -904,6 +929,90 @@ func (d *mpReader) headers() (frontier.Headers, error) {
 	return h, nil
 }
 
+// keptHeaders is headers keeping only the headers whose name d.headerKeep accepts; the values of the others are
+// checked as headers checks them and not built.
+func (d *mpReader) keptHeaders() (frontier.Headers, error) {
+	n, err := d.mapLen("headers", true)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var h frontier.Headers
+	for range n {
+		name, err := d.bin("header name")
+		if err != nil {
+			return nil, err
+		}
+		if d.headerKeep(name) {
+			vs, err := d.headerValues(name)
+			if err != nil {
+				return nil, err
+			}
+			h = append(h, frontier.Header{Name: name, Values: vs})
+			continue
+		}
+		c, err := d.peek("header value")
+		if err != nil {
+			return nil, err
+		}
+		if c >= 0xc4 && c <= 0xc6 || c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
+			if _, err := d.bin("header value"); err != nil {
+				return nil, fmt.Errorf("header %q: %w", name, err)
+			}
+			continue
+		}
+		if c == 0xc0 {
+			d.off++
+			continue
+		}
+		k, err := d.arrayLen("header values")
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", name, err)
+		}
+		for range k {
+			if _, err := d.bin("header value"); err != nil {
+				return nil, fmt.Errorf("header %q: %w", name, err)
+			}
+		}
+	}
+	if h == nil {
+		h = frontier.Headers{}
+	}
+	return h, nil
+}
+
+// headerValues reads one header's values as headers does.
+func (d *mpReader) headerValues(name []byte) ([][]byte, error) {
+	c, err := d.peek("header value")
+	if err != nil {
+		return nil, err
+	}
+	if c >= 0xc4 && c <= 0xc6 || c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
+		v, err := d.bin("header value")
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", name, err)
+		}
+		return [][]byte{v}, nil
+	}
+	if c == 0xc0 {
+		d.off++
+		return nil, nil
+	}
+	k, err := d.arrayLen("header values")
+	if err != nil {
+		return nil, fmt.Errorf("header %q: %w", name, err)
+	}
+	vs := make([][]byte, k)
+	for j := range vs {
+		if vs[j], err = d.bin("header value"); err != nil {
+			return nil, fmt.Errorf("header %q: %w", name, err)
+		}
+	}
+	return vs, nil
+}
+
 var methods = map[string]string{"GET": "GET", "POST": "POST", "HEAD": "HEAD", "PUT": "PUT", "DELETE": "DELETE"}
 
 func (d *mpReader) request() (*frontier.Request, error) {
@@ -987,7 +1096,12 @@ func (d *mpReader) response() (*frontier.Response, error) {
 	if r.Request.Meta, err = d.meta(&r.Request.Body); err != nil {
 		return nil, fmt.Errorf("%s: meta: %w", r.URL, err)
 	}
-	if r.Headers, err = d.headers(); err != nil {
+	if d.headerKeep != nil {
+		r.Headers, err = d.keptHeaders()
+	} else {
+		r.Headers, err = d.headers()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.URL, err)
 	}
 	if c, err := d.peek("body"); err != nil {
@@ -1052,6 +1166,7 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		d.off = 0
 		return nil, name, d.errf(ErrMalformed, "message array has %d elements, want %d", n, want)
 	}
+	d.keep = d.metaKeep
 	switch string(tag) {
 	case frontier.TagPageCrawled:
 		r, err := d.response()

@@ -28,6 +28,7 @@
 package dbworker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -324,19 +325,25 @@ func (w *Worker) bounded(handle func(context.Context, []frontier.Message) error)
 
 // linksDecoder returns the links role's decode of spider-log messages, for one goroutine: through one
 // codec.MessageDecoder for the role's run (with msgpack, one MsgpackDecoder: the pages' domain maps, the same
-// few hosts message after message, are built once and shared), and with a codec that can
-// (codec.LinksMetaDecoder), keeping of a links_extracted's page and links only the meta keys runLinks reads, so
-// the role does not build the domain map of every link (the strategy worker decodes the same message whole).
+// few hosts message after message, are built once and shared), and with a codec that can (codec.SkimDecoder),
+// keeping only what handle reads (linksSkim), so the role does not build the domain map of every link, the
+// other meta of every page nor its headers (the strategy worker decodes the same message whole).
 func (w *Worker) linksDecoder() func(bus.Message) (frontier.Message, error) {
 	dec := codec.NewMessageDecoder(w.deps.Codec)
-	if d, ok := dec.(codec.LinksMetaDecoder); ok {
-		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageLinksMeta(m.Value, linkMetaRead) }
+	if d, ok := dec.(codec.SkimDecoder); ok {
+		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageSkim(m.Value, linksSkim) }
 	}
 	if d, ok := w.deps.Codec.(codec.LinksMetaDecoder); ok {
 		return func(m bus.Message) (frontier.Message, error) { return d.DecodeMessageLinksMeta(m.Value, linkMetaRead) }
 	}
 	return func(m bus.Message) (frontier.Message, error) { return dec.DecodeMessage(m.Value) }
 }
+
+// linksSkim is what the links role reads of a spider-log message: the meta keys of linkMetaRead and
+// pageMetaRead and the Content-Type header. It borrows the message's bytes: handle copies out what it keeps
+// (URLs, fingerprints, hosts, content types) before it returns, and bus.Consume holds a batch's messages until
+// then.
+var linksSkim = codec.Skim{LinksMeta: linkMetaRead, Meta: pageMetaRead, Headers: isContentType, Borrow: true}
 
 // linkMetaRead says which meta keys of a links_extracted's page and links runLinks reads (the page's for the
 // record of a redirect).
@@ -348,6 +355,19 @@ func linkMetaRead(key []byte) bool {
 	return false
 }
 
+// pageMetaRead says which meta keys of the other messages' requests runLinks reads: the record's (fingerprint,
+// depth) and the host of an outcome (domain; see outcomeHost and count).
+func pageMetaRead(key []byte) bool {
+	switch string(key) {
+	case frontier.MetaKeyFingerprint, frontier.MetaKeyDepth, frontier.MetaKeyDomain:
+		return true
+	}
+	return false
+}
+
+// isContentType says whether a response header is the one runLinks reads (frontier.Headers.Get's match).
+func isContentType(name []byte) bool { return bytes.EqualFold(name, []byte("Content-Type")) }
+
 // runScoring moves update_score messages into the queue.
 func (w *Worker) runScoring(ctx context.Context) error {
 	return w.consumeWith(ctx, bus.ScoringLog, OwnersScoring, bus.GroupDBWorkerScoringLog, w.scoringDecoder(), w.schedule)
@@ -358,6 +378,13 @@ func (w *Worker) runScoring(ctx context.Context) error {
 // them, and SetMetaScore and SetMetaJobID set other keys).
 func (w *Worker) scoringDecoder() func(bus.Message) (frontier.Message, error) {
 	dec := codec.NewMessageDecoder(w.deps.Codec)
+	if d, ok := dec.(codec.SkimDecoder); ok {
+		// schedule keeps nothing of the message's bytes: item encodes the feed request anew and copies out
+		// the host and fingerprint, so the decode borrows them (see linksSkim).
+		return func(m bus.Message) (frontier.Message, error) {
+			return d.DecodeMessageSkim(m.Value, codec.Skim{Borrow: true})
+		}
+	}
 	return func(m bus.Message) (frontier.Message, error) { return dec.DecodeMessage(m.Value) }
 }
 
