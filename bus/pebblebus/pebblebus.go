@@ -115,6 +115,35 @@ func (st *stream) segKey(p int, s seg) []byte {
 	return binary.BigEndian.AppendUint32(st.msgKey(p, s.first), uint32(s.n))
 }
 
+// batchHeaderLen is the length of a Pebble batch's header (sequence number u64, count u32).
+const batchHeaderLen = 12
+
+// segKeyLen is the length of a segment's key (not a single message's): prefix, 'm', stream, partition u32,
+// first u64, count u32.
+const segKeyLen = 3 + 4 + 8 + 4
+
+// appendSegKey appends the key of the segment s (not single) of partition p to k.
+func (st *stream) appendSegKey(k []byte, p int, s seg) []byte {
+	k = append(k, st.b.cfg.Prefix, 'm', st.tag)
+	k = binary.BigEndian.AppendUint32(k, uint32(p))
+	k = binary.BigEndian.AppendUint64(k, uint64(s.first))
+	return binary.BigEndian.AppendUint32(k, uint32(s.n))
+}
+
+// segMsgLen is the bytes m takes in a segment's value.
+func segMsgLen(m bus.Message) int {
+	return uvarintLen(uint64(len(m.Key))) + uvarintLen(uint64(len(m.Value))) + len(m.Key) + len(m.Value)
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
 // segFor returns the index in segs of the segment holding offset off (segs sorted, off held).
 func segFor(segs []seg, off int64) int {
 	i, _ := slices.BinarySearchFunc(segs, off+1, func(s seg, o int64) int {
@@ -391,44 +420,65 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 	}
 	st.mu.Unlock()
 
-	// Each partition's messages, in order, cut into segments (segMaxMsgs, segMaxBytes).
-	batch := st.b.db.NewBatch()
-	defer batch.Close()
-	var segs []seg
-	var segParts []int
-	var val []byte
+	// Each partition's messages, in order, cut into segments (segMaxMsgs, segMaxBytes). The segments are laid
+	// out first, so that the batch is allocated once at its final size and each segment's value is written in
+	// place: a Send of thousands of messages (the gateway's, the strategy worker's) grew its batch by doubling
+	// and copying, and copied every segment once more from a staging buffer.
+	type span struct {
+		part, from, to, size int // messages order[from:to] of partition part, size bytes of value
+	}
+	order := make([]int, 0, len(msgs))
+	var spans []span
+	total := batchHeaderLen
 	for q := range n {
-		cur := seg{first: next[q]}
-		flush := func() error {
-			if cur.n == 0 {
-				return nil
+		from := len(order)
+		for i := range msgs {
+			if parts[i] == q {
+				order = append(order, i)
 			}
-			if err := batch.Set(st.segKey(q, cur), val, nil); err != nil {
-				return fmt.Errorf("pebblebus: %s: %w", st.name, err)
-			}
-			segs, segParts = append(segs, cur), append(segParts, q)
-			cur = seg{first: cur.first + int64(cur.n)}
-			val = val[:0]
-			return nil
 		}
-		for i, m := range msgs {
-			if parts[i] != q {
-				continue
+		for start := from; start < len(order); {
+			size, end := 0, start
+			for end < len(order) {
+				size += segMsgLen(msgs[order[end]])
+				end++
+				if end-start == segMaxMsgs || size >= segMaxBytes {
+					break
+				}
 			}
+			spans = append(spans, span{part: q, from: start, to: end, size: size})
+			total += 1 + segKeyLen + 2*binary.MaxVarintLen64 + size
+			start = end
+		}
+	}
+	// Pebble sizes a new batch's buffer at its first write, to a power of two from 1 KiB that holds that
+	// write: ask for at least as much, or that first write allocates again.
+	first := 1 << 10
+	for len(spans) > 0 && first < batchHeaderLen+segKeyLen+2*binary.MaxVarintLen64+spans[0].size {
+		first *= 2
+	}
+	batch := st.b.db.NewBatchWithSize(max(total, first))
+	defer batch.Close()
+	segs := make([]seg, 0, len(spans))
+	key := make([]byte, 0, segKeyLen)
+	for _, sp := range spans {
+		cur := seg{first: next[sp.part], n: int32(sp.to - sp.from)}
+		key = st.appendSegKey(key[:0], sp.part, cur)
+		op := batch.SetDeferred(len(key), sp.size)
+		copy(op.Key, key)
+		val := op.Value[:0]
+		for _, i := range order[sp.from:sp.to] {
+			m := msgs[i]
 			val = binary.AppendUvarint(val, uint64(len(m.Key)))
 			val = binary.AppendUvarint(val, uint64(len(m.Value)))
 			val = append(val, m.Key...)
 			val = append(val, m.Value...)
-			if cur.n++; cur.n == segMaxMsgs || len(val) >= segMaxBytes {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
 		}
-		if err := flush(); err != nil {
-			return err
+		if err := op.Finish(); err != nil {
+			return fmt.Errorf("pebblebus: %s: %w", st.name, err)
 		}
-		next[q] = cur.first
+		segs = append(segs, cur)
+		next[sp.part] = cur.first + int64(cur.n)
 	}
 	if err := batch.Commit(st.sendWO); err != nil {
 		return fmt.Errorf("pebblebus: %s: write %d messages: %w", st.name, len(msgs), err)
@@ -438,7 +488,7 @@ func (p *producer) Send(ctx context.Context, msgs ...bus.Message) error {
 		st.parts[q].end = next[q]
 	}
 	for i, sg := range segs {
-		st.parts[segParts[i]].segs = append(st.parts[segParts[i]].segs, sg)
+		st.parts[spans[i].part].segs = append(st.parts[spans[i].part].segs, sg)
 	}
 	st.notifyLocked()
 	st.mu.Unlock()
