@@ -37,6 +37,14 @@ func allIn(s string, set *byteSet) bool {
 }
 
 func (o CanonOptions) canon25(dst []byte, raw string) ([]byte, error) {
+	if c, ok := o.fastCanon25(raw); ok {
+		return append(dst, c...), nil
+	}
+	return o.canon25Slow(dst, raw)
+}
+
+// canon25Slow is canon25 without its fast path (canonfast.go).
+func (o CanonOptions) canon25Slow(dst []byte, raw string) ([]byte, error) {
 	s := raw
 	clean, ascii := true, true
 	for i := 0; i < len(s); i++ {
