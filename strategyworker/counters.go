@@ -32,6 +32,9 @@ type counters struct {
 	n      int
 	// domains remembers strategy.Domain of the hosts met (at most maxCachedDomains).
 	domains map[string]string
+	// seen and keys are prefetch's scratch, cleared and kept from batch to batch.
+	seen map[string]bool
+	keys []string
 }
 
 // maxCachedDomains bounds counters.domains (past it, it starts over).
@@ -48,8 +51,11 @@ func (c *counters) prefetch(ctx context.Context, hosts []string) error {
 	if len(c.values) == 0 || len(hosts) == 0 {
 		return nil
 	}
-	seen := map[string]bool{}
-	var keys []string
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	seen, keys := c.seen, c.keys[:0]
+	defer func() { clear(seen); clear(keys); c.keys = keys[:0] }()
 	last := ""
 	for i, h := range hosts {
 		if i > 0 && h == last || seen[h] {
@@ -190,7 +196,7 @@ func (c *counters) flush(ctx context.Context) error {
 		for i, k := range keys {
 			c.values[name][k] = got[i]
 		}
-		delete(c.delta, name)
+		clear(d) // kept for the next batch's deltas of name: no map grown again per batch
 	}
 	if c.n > c.max {
 		for name := range c.values {

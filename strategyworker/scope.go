@@ -52,6 +52,8 @@ type scoper struct {
 	keys           map[string]string
 	keyHost, keyOf string
 	hasKey         bool
+	// seen is prepare's and templateKeys' scratch set, cleared after each use and kept across batches.
+	seen map[string]bool
 }
 
 // key is s.f.Key(host), remembered.
@@ -76,7 +78,7 @@ func newScoper(cfg scope.Config, store metadata.Domains, m *metrics, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	return &scoper{f: f, store: store, log: log, known: map[string]bool{}, missing: map[string]time.Time{}, keys: map[string]string{},
+	return &scoper{f: f, store: store, log: log, known: map[string]bool{}, missing: map[string]time.Time{}, keys: map[string]string{}, seen: map[string]bool{},
 		dropped: make([]atomic.Int64, len(scope.Reasons)), m: m}, nil
 }
 
@@ -94,7 +96,8 @@ func (s *scoper) prepare(ctx context.Context, c *batchContext, events []frontier
 		return nil
 	}
 	var keys []string
-	seen := map[string]bool{}
+	seen := s.seen
+	defer clear(seen)
 	for _, e := range events {
 		le, ok := e.(*frontier.LinksExtracted)
 		if !ok {
@@ -216,7 +219,8 @@ func (s *scoper) templateKeys(c *batchContext, events []frontier.Message) []stri
 	if s.f.Config().TemplateBudget == 0 {
 		return nil
 	}
-	seen := map[string]bool{}
+	seen := s.seen
+	defer clear(seen)
 	var keys []string
 	for _, e := range events {
 		le, ok := e.(*frontier.LinksExtracted)

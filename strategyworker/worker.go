@@ -550,7 +550,8 @@ type batchContext struct {
 	isDirty []bool
 	dirty   []int32 // the indices of the changed states, each once
 	out     []bus.Message
-	seeding bool // the strategy is handling seeds: the scope's budgets do not apply
+	encBuf  []byte // what the batch's update_score messages are encoded into (encode)
+	seeding bool   // the strategy is handling seeds: the scope's budgets do not apply
 }
 
 // reqInfo is what the batch worked out about one request (batchContext.reqs).
@@ -893,7 +894,7 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 			return fmt.Errorf("%w: %s", ErrDropped, reason)
 		}
 	}
-	v, err := c.w.deps.Codec.EncodeMessage(&frontier.UpdateScore{Request: r, Score: score, Schedule: true})
+	v, err := c.encode(&frontier.UpdateScore{Request: r, Score: score, Schedule: true})
 	if err != nil {
 		c.w.m.badRequests.Inc()
 		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
@@ -908,6 +909,31 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 		c.w.scope.scheduled(c, r, u)
 	}
 	return nil
+}
+
+// encSlab bounds the buffers the batch's update_score messages are encoded into (batchContext.encode).
+const encSlab = 32 << 10
+
+// encode is Codec.EncodeMessage(m). With msgpack (codec.AppendMessage, the same bytes) the batch's messages are
+// encoded into shared buffers (sized to the batch, at most encSlab bytes), each message a 3-index slice of
+// one: an allocation per many messages instead of one each. A buffer's bytes are never written again once a
+// message is cut from them.
+func (c *batchContext) encode(m frontier.Message) ([]byte, error) {
+	if _, ok := c.w.deps.Codec.(codec.Msgpack); !ok {
+		return c.w.deps.Codec.EncodeMessage(m)
+	}
+	if cap(c.encBuf)-len(c.encBuf) < 512 {
+		c.encBuf = make([]byte, 0, min(encSlab, max(1024, 384*cap(c.info))))
+	}
+	i := len(c.encBuf)
+	b, err := codec.AppendMessage(c.encBuf[i:i:cap(c.encBuf)], m)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && &b[0] == &c.encBuf[i : i+1 : cap(c.encBuf)][0] {
+		c.encBuf = c.encBuf[:i+len(b)] // it fit: the next message starts after it
+	} // else it did not fit and b is an allocation of its own; the buffer is left for the next message
+	return b[:len(b):len(b)], nil
 }
 
 // statsLoop logs the stats line every StatsInterval until ctx ends: running totals and the rates over the last
