@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -82,4 +83,18 @@ func (d *DB) seekerRange(lo, hi []byte, n int, mostlyAbsent bool) (look func(key
 				it = nil
 			}
 		}, nil
+}
+
+// batchHeaderLen is the length of a Pebble batch's header (sequence number u64, count u32), and
+// batchRecordOverhead bounds what a batch adds to one Set's key and value (kind, two uvarint lengths).
+const (
+	batchHeaderLen      = 12
+	batchRecordOverhead = 1 + 2*binary.MaxVarintLen32
+)
+
+// newBatch returns a batch of db whose buffer holds size bytes from the start, so that filling it does not
+// grow it by doubling and copying. Pebble sizes a new batch's buffer at its first write to at least 1 KiB:
+// asking for less would allocate twice.
+func newBatch(db *pebble.DB, size int) *pebble.Batch {
+	return db.NewBatchWithSize(max(size, 1<<10))
 }
