@@ -24,7 +24,9 @@ const (
 	// it to a spider earlier. Revisit policies set it; Frontera ignores it.
 	MetaKeyNotBefore = "frontier_not_before"
 	// MetaKeyDigest is the digest of a fetched page's body (str, hex) that the spider adds to the reported
-	// request, so a strategy sees whether the content changed without the body travelling.
+	// request, so a strategy sees whether the content changed without the body travelling: for change
+	// detection only, compared for equality with an earlier fetch's. The spider's is the 64-bit xxHash of the
+	// body (16 hex digits); spiders before 28 Nov 2026 sent its SHA-1 (40), which no new digest equals.
 	MetaKeyDigest = "frontier_digest"
 )
 

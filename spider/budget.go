@@ -285,7 +285,7 @@ func (f *Fetched) loadBody(ctx context.Context) error {
 	return nil
 }
 
-// contentDigest is the hex SHA-1 of the (decoded) body: computed while it streamed in, or now.
+// contentDigest is bodyDigest of the (decoded) body: computed while it streamed in, or now.
 func (f *Fetched) contentDigest() string {
 	if f.digestHex != "" {
 		return f.digestHex

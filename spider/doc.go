@@ -146,7 +146,7 @@
 //
 // When nothing reads a body after the fetch (no Deps.Handler, or one that is a BodyIgnorer, and no
 // Config.SendBody: cmd/standalone without a WARC archive), a body past SpillBytes is not spilled at all: the
-// rest of it is read straight through the link parser and the digest's SHA-1 and dropped, so it costs
+// rest of it is read straight through the link parser and the content digest and dropped, so it costs
 // neither the file's write and read back nor a buffer of its size (issue 21: that round trip was ~9% of a
 // crawl's CPU on a web of 15 MB pages); the handler then sees Body nil.
 //

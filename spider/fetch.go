@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"github.com/cespare/xxhash/v2"
 
 	frontier "github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/spider/links"
@@ -335,19 +335,19 @@ func (f *fetcher) readBody(ctx context.Context, resp *http.Response, out *Fetche
 }
 
 // streamBody reads the rest of a body that crossed the spill threshold in stream mode (bodyBuffer): the
-// bytes w holds, then lr, through the SHA-1 of the digest and, for a 2xx HTML page, the link parser, keeping
+// bytes w holds, then lr, through the content digest (bodyDigest's xxHash) and, for a 2xx HTML page, the link parser, keeping
 // none of it. Parsing while the body arrives costs what parsing it afterwards would, and saves writing it to
 // a file, reading it back into a buffer of its size and collecting that buffer. out gets the links (even
 // none: Fetched.linksDone), the digest and Truncated.
 func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, out *Fetched) error {
 	limit := f.cfg.MaxBodyBytes
-	hr := &digestReader{r: io.MultiReader(bytes.NewReader(w.buf), bytes.NewReader(w.pending), lr), h: sha1.New()}
+	hr := &digestReader{r: io.MultiReader(bytes.NewReader(w.buf), bytes.NewReader(w.pending), lr), h: xxhash.New()}
 	body := io.LimitReader(hr, limit)
 	// As a spill does, streaming gives the memory reservation back: from here on the fetch holds only the
 	// prefix, read once and dropped, and the parser's buffer, so a slow stream keeps no budget from others.
 	w.budget.release(w.reserved)
 	w.reserved = 0
-	// The tokenizer reads ~4 KiB at a time; through a large buffer the body, the SHA-1 and the connection's
+	// The tokenizer reads ~4 KiB at a time; through a large buffer the body, the digest and the connection's
 	// reads below take 64 KiB steps instead (net/http's 4 KiB buffer passes reads that large straight to the
 	// socket), a read syscall per 64 KiB rather than per 4 KiB.
 	br := streamBufs.Get().(*bufio.Reader)
@@ -365,8 +365,8 @@ func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, o
 	if hr.err != nil {
 		return hr.err // a read error the parser took for the page's end
 	}
-	out.digestHex = hex.EncodeToString(hr.h.Sum(nil))
-	if hr.n == limit { // one byte more means the response was longer than MaxBodyBytes
+	out.digestHex = hex.EncodeToString(hr.h.Sum(nil)) // big-endian, as bodyDigest
+	if hr.n == limit {                                // one byte more means the response was longer than MaxBodyBytes
 		var one [1]byte
 		if k, _ := io.ReadFull(hr.r, one[:]); k > 0 {
 			out.Truncated = true

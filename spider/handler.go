@@ -94,7 +94,7 @@ type Fetched struct {
 	Start, End time.Time
 
 	// linksDone: Links were extracted while the body streamed in (its bytes are not kept); digestHex is
-	// the body's SHA-1 computed then (see fetcher.streamBody).
+	// the body's digest computed then (bodyDigest; see fetcher.streamBody).
 	linksDone bool
 	digestHex string
 
