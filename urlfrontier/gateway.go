@@ -562,6 +562,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 			}
 		}
 	}
+	nmsgs := 0 // the messages this call publishes at most: one per claimed discovered URL and per known put
 	g.mu.Lock()
 	for i, p := range puts {
 		if slot[i] < 0 {
@@ -571,6 +572,7 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 		it.held = held[slot[i]]
 		if p.Known {
 			it.rec = recs[slot[i]]
+			nmsgs++
 			continue
 		}
 		if it.held || !first[i] {
@@ -583,8 +585,10 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 			continue
 		}
 		it.mine = true
+		nmsgs++
 	}
 	g.mu.Unlock()
+	pb.msgs, pb.kinds = make([]bus.Message, 0, nmsgs), make([]string, 0, nmsgs)
 
 	type dependent struct {
 		i int

@@ -197,8 +197,11 @@ func (c *crawlState) queue(key string) (*queueRecord, bool) {
 
 // Keys. crawl and queue keys never hold a 0 byte (checkName), so the 0 separators keep prefixes apart.
 
-func prefix2(p byte, crawl, key string) []byte {
-	b := make([]byte, 0, 3+len(crawl)+len(key)+40)
+func prefix2(p byte, crawl, key string) []byte { return prefix2n(p, crawl, key, 40) }
+
+// prefix2n is prefix2 with room for extra more bytes.
+func prefix2n(p byte, crawl, key string, extra int) []byte {
+	b := make([]byte, 0, 3+len(crawl)+len(key)+extra)
 	b = append(b, p)
 	b = append(b, crawl...)
 	b = append(b, 0)
@@ -211,10 +214,10 @@ func crawlPrefix(p byte, crawl string) []byte {
 	return append(b, 0)
 }
 
-func urlKey(crawl, key, u string) []byte   { return append(prefix2(pURL, crawl, key), u...) }
-func leaseKey(crawl, key, u string) []byte { return append(prefix2(pLease, crawl, key), u...) }
+func urlKey(crawl, key, u string) []byte   { return append(prefix2n(pURL, crawl, key, len(u)), u...) }
+func leaseKey(crawl, key, u string) []byte { return append(prefix2n(pLease, crawl, key, len(u)), u...) }
 func schedKey(crawl, key string, due int64, u string) []byte {
-	b := binary.BigEndian.AppendUint64(prefix2(pSched, crawl, key), uint64(due))
+	b := binary.BigEndian.AppendUint64(prefix2n(pSched, crawl, key, 8+len(u)), uint64(due))
 	return append(b, u...)
 }
 func queueKey(crawl, key string) []byte {
