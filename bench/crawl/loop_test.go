@@ -38,6 +38,17 @@ type loopStats struct {
 	// first request. A ramp whose hosts all wait on such a request shows as LongEnd near the ramp's end.
 	Long    int              `json:"long"`
 	LongEnd [3]time.Duration `json:"long_end"`
+	// Retries are the requests of a target that had answered 5xx before (the web's fail-once pages tried
+	// again); RetryWait is the wait from the failed answer's end to the retry's start, p50/p90/max.
+	Retries   int              `json:"retries"`
+	RetryWait [3]time.Duration `json:"retry_wait"`
+	// The tail is what comes after the last busy second (one with at least a tenth of the median requests
+	// per second): TailSeconds from its end to the last request, TailRequests started in it, of which
+	// TailRetries are retries and TailSlow took 100 ms or more to answer.
+	TailSeconds  float64 `json:"tail_s"`
+	TailRequests int     `json:"tail_requests"`
+	TailRetries  int     `json:"tail_retries"`
+	TailSlow     int     `json:"tail_slow"`
 }
 
 // measureLoop computes loopStats over a request log (in start order, as web.Site.Requests returns it).
@@ -84,6 +95,7 @@ func measureLoop(reqs []web.Request) loopStats {
 		slices.Sort(longEnd)
 		ls.LongEnd = [3]time.Duration{longEnd[rank(len(longEnd), 0.5)], longEnd[rank(len(longEnd), 0.9)], longEnd[len(longEnd)-1]}
 	}
+	measureTail(&ls, reqs, perSec)
 	var gaps []time.Duration
 	var idle, span time.Duration
 	for _, rs := range byHost {
@@ -117,6 +129,50 @@ func measureLoop(reqs []web.Request) loopStats {
 	return ls
 }
 
+// measureTail fills the retry and tail figures of ls from the request log and its requests per second.
+func measureTail(ls *loopStats, reqs []web.Request, perSec []int) {
+	t0 := reqs[0].Start
+	busy := max(ls.ReqPerSec[1]/10, 1)
+	lastBusy := -1
+	for s, n := range perSec {
+		if n >= busy {
+			lastBusy = s
+		}
+	}
+	tailFrom := t0.Add(time.Duration(lastBusy+1) * time.Second)
+	if last := reqs[len(reqs)-1].Start; last.After(tailFrom) {
+		ls.TailSeconds = last.Sub(tailFrom).Seconds()
+	}
+	failed := map[string]time.Time{} // host + target → when its 5xx answer ended
+	var waits []time.Duration
+	for _, r := range reqs {
+		key := r.Host + " " + r.Target
+		end, retry := failed[key]
+		if retry {
+			ls.Retries++
+			waits = append(waits, r.Start.Sub(end))
+			delete(failed, key)
+		}
+		if r.Status >= 500 && !r.End.IsZero() {
+			failed[key] = r.End
+		}
+		if r.Start.Before(tailFrom) {
+			continue
+		}
+		ls.TailRequests++
+		if retry {
+			ls.TailRetries++
+		}
+		if !r.End.IsZero() && r.End.Sub(r.Start) >= 100*time.Millisecond {
+			ls.TailSlow++
+		}
+	}
+	if len(waits) > 0 {
+		slices.Sort(waits)
+		ls.RetryWait = [3]time.Duration{waits[rank(len(waits), 0.5)], waits[rank(len(waits), 0.9)], waits[len(waits)-1]}
+	}
+}
+
 // rank is the index of quantile f among n sorted values (nearest rank).
 func rank(n int, f float64) int { return max(int(math.Ceil(f*float64(n)))-1, 0) }
 
@@ -124,9 +180,10 @@ func rank(n int, f float64) int { return max(int(math.Ceil(f*float64(n)))-1, 0) 
 func (ls loopStats) String() string {
 	r := func(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	return fmt.Sprintf("%d s; requests/s p10/p50/p90 %d/%d/%d; hosts busy p10/p50/p90 %d/%d/%d; a host's idle gap p50/p90/p99 %s/%s/%s, %.0f%% of its span, %d gaps ≥ 50 ms; %d answers took ≥ 100 ms, ended by p50/p90/max %s/%s/%s",
+	return fmt.Sprintf("%d s; requests/s p10/p50/p90 %d/%d/%d; hosts busy p10/p50/p90 %d/%d/%d; a host's idle gap p50/p90/p99 %s/%s/%s, %.0f%% of its span, %d gaps ≥ 50 ms; %d answers took ≥ 100 ms, ended by p50/p90/max %s/%s/%s; %d retries of 5xx answers, waited p50/p90/max %s/%s/%s; tail after the last busy second %.2f s: %d requests, %d retries, %d slow",
 		ls.Seconds, ls.ReqPerSec[0], ls.ReqPerSec[1], ls.ReqPerSec[2], ls.HostsBusy[0], ls.HostsBusy[1], ls.HostsBusy[2],
-		r(ls.Gap[0]), r(ls.Gap[1]), r(ls.Gap[2]), 100*ls.GapShare, ls.LongGaps, ls.Long, ms(ls.LongEnd[0]), ms(ls.LongEnd[1]), ms(ls.LongEnd[2]))
+		r(ls.Gap[0]), r(ls.Gap[1]), r(ls.Gap[2]), 100*ls.GapShare, ls.LongGaps, ls.Long, ms(ls.LongEnd[0]), ms(ls.LongEnd[1]), ms(ls.LongEnd[2]),
+		ls.Retries, ms(ls.RetryWait[0]), ms(ls.RetryWait[1]), ms(ls.RetryWait[2]), ls.TailSeconds, ls.TailRequests, ls.TailRetries, ls.TailSlow)
 }
 
 // childLoop samples, in the Frontier child, what its own metrics say of the loop: once a second the first
