@@ -2,6 +2,7 @@ package dbworker
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,7 +156,15 @@ type flow struct {
 	active map[int]int
 	// wait is, per partition, what its last scan left (idle). Guarded by mu.
 	wait map[int]*partWait
+	// due is, per partition, the due times (Unix seconds, ascending, at most flowMaxDue) of the delayed rows
+	// scheduled since they were last scanned for (retries, revisits): a partition whose first due time has
+	// come is scanned at once (dueNow), not up to flowRescan later. Guarded by mu.
+	due map[int][]int64
 }
+
+// flowMaxDue bounds the due times remembered per partition; rows due at a time beyond them (a crawl that
+// schedules revisits over many distinct seconds) are found by the flowRescan scans as before.
+const flowMaxDue = 64
 
 // partWait is what the scans of one partition tell idle.
 type partWait struct {
@@ -179,7 +188,8 @@ func newFlow(cfg FlowConfig, perHost int) *flow {
 		perHost = cfg.MaxDepth
 	}
 	return &flow{cfg: cfg, perHost: min(max(perHost, cfg.MinDepth), cfg.MaxDepth), hosts: map[string]*hostFlow{},
-		partOut: map[int]int{}, parts: map[int]*partFlow{}, active: map[int]int{}, wait: map[int]*partWait{}}
+		partOut: map[int]int{}, parts: map[int]*partFlow{}, active: map[int]int{}, wait: map[int]*partWait{},
+		due: map[int][]int64{}}
 }
 
 // caps returns the HostCap function of one batch at now.
@@ -217,8 +227,8 @@ func (f *flow) capLocked(now time.Time, host string) int {
 // whole partition, so the hosts that took their whole cap in it are the only ones that may have rows left
 // (every other host's rows were all taken); until one of them has room again (an outcome read, an expiry) or
 // rows are scheduled for another host (or while a scan runs), the next scan would come back empty, and flowDue
-// skips it. Rows of the delayed table that become due are not seen by this: they wait for the next scan, at
-// most flowRescan later.
+// skips it. Rows of the delayed table that become due are not seen by this; flowDue scans their partition when
+// their due time comes (flow.dueNow), or, beyond the due times it remembers, at most flowRescan later.
 
 // scanBegin notes that a scan of partition p begins at now (the batch generator's goroutine), and counts the
 // partition's active hosts for guessShare.
@@ -275,6 +285,9 @@ func (f *flow) scheduled(items []queue.Item) {
 		return
 	}
 	for i := range items {
+		if nb := items[i].NotBefore; nb > 0 {
+			f.addDueLocked(items[i].Partition, nb)
+		}
 		pw := f.wait[items[i].Partition]
 		if pw == nil || pw.fresh {
 			continue
@@ -283,6 +296,38 @@ func (f *flow) scheduled(items []queue.Item) {
 			pw.fresh = true
 		}
 	}
+}
+
+// addDueLocked remembers that partition p has a row due at nb (Unix seconds). f.mu is held.
+func (f *flow) addDueLocked(p int, nb int64) {
+	d := f.due[p]
+	i, found := slices.BinarySearch(d, nb)
+	if found || i >= flowMaxDue {
+		return
+	}
+	d = slices.Insert(d, i, nb)
+	if len(d) > flowMaxDue {
+		d = d[:flowMaxDue]
+	}
+	f.due[p] = d
+}
+
+// dueNow reports whether a row of partition p that was scheduled with a due time has become due at now, and
+// forgets the due times that have passed: the scan that follows promotes those rows (the queue's Next moves
+// every row due at now). The batch generator's goroutine.
+func (f *flow) dueNow(p int, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.due[p]
+	n := 0
+	for n < len(d) && d[n] <= now.Unix() {
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	f.due[p] = slices.Delete(d, 0, n)
+	return true
 }
 
 // idle reports whether a scan of partition p now would come back empty: see above.
@@ -582,7 +627,10 @@ func flowStarved(feedBatch int) int { return max(feedBatch/32, 1) }
 // CPU): a partition is scanned again right away when its last batch came back full; else at most once every
 // half round (Flow.Round/2, or half a poll interval if longer: every depth covers a round and a half), and only
 // if an outcome was read or an item scheduled since its last scan (or flowRescan passed). A starved partition
-// (flowStarved) is scanned on such an event without the half round's wait (flowStarvedGap apart).
+// (flowStarved) is scanned on such an event without the half round's wait (flowStarvedGap apart). A partition
+// one of whose delayed rows (a retry after its back-off, a revisit) has come due since it was scheduled is
+// scanned at once (flow.dueNow): no event announces such a row, and at the end of a crawl, when nothing else is
+// read or scheduled, waiting for flowRescan added up to a second to every retry.
 func (w *Worker) flowDue(p int, now time.Time) bool {
 	if w.flow == nil {
 		return true
@@ -594,7 +642,7 @@ func (w *Worker) flowDue(p int, now time.Time) bool {
 	}
 	g := w.flow.gen.Load()
 	pf.scanGen = g // an event during the scan makes the next one due
-	if !w.flowActive() || pf.full {
+	if !w.flowActive() || pf.full || w.flow.dueNow(p, now) {
 		return true
 	}
 	since := now.Sub(pf.at)

@@ -185,3 +185,43 @@ func BenchmarkFlowIdle(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/host")
 }
+
+// TestFlowDueRow: a partition with a delayed row (a retry after its back-off) is scanned when the row's due
+// second comes, without an outcome or a schedule to announce it and before flowRescan; once scanned for, the
+// due time is forgotten; past flowMaxDue distinct due times the latest are left to flowRescan.
+func TestFlowDueRow(t *testing.T) {
+	cfg := DefaultConfig()
+	w := &Worker{cfg: cfg, flow: newFlow(cfg.Flow, 4)}
+	w.flowOn.Store(true)
+	t0 := time.Unix(1000, 100_000_000)
+	w.flow.sentTo(t0, 0, map[string]int{"other.test": 10 * flowStarved(cfg.FeedBatch)})
+	if !w.flowDue(0, t0) {
+		t.Fatal("first scan not due")
+	}
+	w.flowTouch(queue.Item{Partition: 0, Host: "a", NotBefore: 1001}, queue.Item{Partition: 1, Host: "b", NotBefore: 1001})
+	scan := t0.Add(100 * time.Millisecond) // the scan the schedule made due: the row is not due yet
+	if !w.flowDue(0, scan) {
+		t.Fatal("scan after a schedule not due")
+	}
+	w.flowScanned(0, scan, nil, true)
+	if w.flowDue(0, time.Unix(1000, 900_000_000)) {
+		t.Error("due before the row's second")
+	}
+	at := time.Unix(1001, 10_000_000) // 0.71 s after the scan: before flowRescan, no event since
+	if !w.flowDue(0, at) {
+		t.Fatal("not due when the row's second came")
+	}
+	w.flowScanned(0, at, []queue.Item{{Partition: 0, Host: "a"}}, true)
+	if w.flowDue(0, at.Add(time.Second/2)) {
+		t.Error("due again after the row was scanned for")
+	}
+	if len(w.flow.due[1]) != 1 {
+		t.Errorf("partition 1's due times %v, want its own row's", w.flow.due[1])
+	}
+	for i := range flowMaxDue + 10 {
+		w.flowTouch(queue.Item{Partition: 2, Host: "c", NotBefore: int64(2000 + i)})
+	}
+	if d := w.flow.due[2]; len(d) != flowMaxDue || d[0] != 2000 || d[len(d)-1] != 2000+flowMaxDue-1 {
+		t.Errorf("due times beyond flowMaxDue: %d kept, %v..%v", len(d), d[0], d[len(d)-1])
+	}
+}

@@ -17,14 +17,18 @@ import (
 // request_error whose name is in Errors, is not shown to the strategy while the request has retries left: the
 // worker schedules it again with a due time (meta frontier_not_before, which the queue honours) of Backoff ×
 // 2^(tries so far), capped at MaxBackoff, or the answer's Retry-After when that is later (capped at
-// MaxRetryAfter). The count travels in the request's meta (Scrapy's retry_times), so a restart of any role does
+// MaxRetryAfter). The queue counts whole seconds: a back-off's due time is rounded to the nearest one (the
+// wait is the back-off ± 0.5 s), a Retry-After's is rounded up (retryDue). The count travels in the request's meta (Scrapy's retry_times), so a restart of any role does
 // not reset it. After the last try the strategy sees a request_error: the error's own name, or HttpErrorNNN
 // for a status, and the URL ends ERROR.
 type RetryConfig struct {
 	// MaxRetries is how many times a request is tried again after its first failure. Default 2 (Scrapy's
 	// RETRY_TIMES); 0 disables retries.
 	MaxRetries int `mapstructure:"max_retries"`
-	// Backoff is the wait before the first retry; each retry doubles it. Default 1s.
+	// Backoff is the wait before the first retry; each retry doubles it. Default 1s, rounded to the queue's
+	// whole seconds (0.5-1.5 s). Scrapy's RetryMiddleware retries at once, behind the queue; a short back-off
+	// keeps a retry off a server for the second or so a transient 5xx or reset usually lasts without holding
+	// the page back for long.
 	Backoff time.Duration `mapstructure:"backoff"`
 	// MaxBackoff caps the doubled wait. Default 10m.
 	MaxBackoff time.Duration `mapstructure:"max_backoff"`
@@ -116,12 +120,7 @@ func (w *Worker) retry(c *batchContext, r *frontier.Request, wait time.Duration,
 	if backoff > w.cfg.Retry.MaxBackoff || backoff <= 0 {
 		backoff = w.cfg.Retry.MaxBackoff
 	}
-	wait = max(backoff, min(wait, w.cfg.Retry.MaxRetryAfter))
-	due := c.Now().Add(wait)
-	nb := due.Unix()
-	if due.Nanosecond() > 0 {
-		nb++ // the queue counts in seconds: never earlier than asked
-	}
+	nb := retryDue(c.Now(), backoff, min(wait, w.cfg.Retry.MaxRetryAfter))
 	again := &frontier.Request{URL: r.URL, Method: r.Method, Headers: r.Headers, Cookies: r.Cookies, Body: r.Body, Meta: r.Meta.Clone()}
 	again.Meta.Set(MetaKeyRetryTimes, n+1)
 	again.SetMetaNotBefore(nb)
@@ -136,6 +135,24 @@ func (w *Worker) retry(c *batchContext, r *frontier.Request, wait time.Duration,
 	w.m.retries.WithLabelValues("scheduled").Inc()
 	w.log.Debug("transient failure; retrying", "url", r.URL, "reason", reason, "retry", n+1, "wait", wait)
 	return true
+}
+
+// retryDue is the due time (Unix seconds, the queue's unit) of a retry at now after backoff, or after the
+// server's Retry-After wait when that is later. A Retry-After is the server's word: its due time is rounded up,
+// never earlier than asked. A back-off is the frontier's own guess at how long a transient failure lasts: its
+// due time is rounded to the nearest second, so the retry waits backoff ± 0.5 s, backoff on average (rounded up,
+// the 1 s default waited 1.5 s on average and up to 2 s, which at the end of a crawl was its last seconds),
+// and the retries of a burst of failures spread over two seconds instead of all falling due together.
+func retryDue(now time.Time, backoff, retryAfter time.Duration) int64 {
+	if retryAfter > backoff {
+		due := now.Add(retryAfter)
+		nb := due.Unix()
+		if due.Nanosecond() > 0 {
+			nb++
+		}
+		return nb
+	}
+	return now.Add(backoff).Round(time.Second).Unix()
 }
 
 // retryAfter reads a Retry-After header (delay-seconds or an HTTP date) as a wait from now; 0 when absent or

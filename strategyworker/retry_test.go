@@ -79,6 +79,27 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestRetryDue: a back-off's due time is rounded to the nearest second, a later Retry-After's up.
+func TestRetryDue(t *testing.T) {
+	base := time.Unix(2_000_000_000, 0)
+	for _, tc := range []struct {
+		frac, backoff, after time.Duration
+		want                 int64
+	}{
+		{0, time.Second, 0, 1},
+		{400 * time.Millisecond, time.Second, 0, 1},
+		{600 * time.Millisecond, time.Second, 0, 2},
+		{600 * time.Millisecond, 4 * time.Second, 0, 5},
+		{400 * time.Millisecond, time.Second, 30 * time.Second, 31},
+		{0, time.Second, 30 * time.Second, 30},
+		{400 * time.Millisecond, 2 * time.Second, time.Second, 2}, // the back-off is later: it rules
+	} {
+		if got := retryDue(base.Add(tc.frac), tc.backoff, tc.after) - base.Unix(); got != tc.want {
+			t.Errorf("at +%v, backoff %v, Retry-After %v: due +%ds, want +%ds", tc.frac, tc.backoff, tc.after, got, tc.want)
+		}
+	}
+}
+
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 25, 4, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
