@@ -133,7 +133,7 @@ func (w *Worker) retry(c *batchContext, r *frontier.Request, wait time.Duration,
 	}
 	c.SetState(again, frontier.Queued)
 	w.m.retries.WithLabelValues("scheduled").Inc()
-	w.log.Debug("transient failure; retrying", "url", r.URL, "reason", reason, "retry", n+1, "wait", wait)
+	w.log.Debug("transient failure; retrying", "url", r.URL, "reason", reason, "retry", n+1, "due", nb)
 	return true
 }
 
