@@ -84,6 +84,14 @@ func BenchmarkQueueNext(b *testing.B) {
 	b.Run("ack", func(b *testing.B) { queuetest.BenchNext(b, openBench(b, false).Queue(), *benchRows, 10_000, true) })
 }
 
+// BenchmarkQueueNextFlow is Next as the DB worker's flow calls it on the fast web (queuetest.BenchNextFlow):
+// 200 hosts of 300 rows of one score, room at one host in 10.
+//
+//	go test -run XXX -bench BenchmarkQueueNextFlow ./pebblestore/
+func BenchmarkQueueNextFlow(b *testing.B) {
+	queuetest.BenchNextFlow(b, openBench(b, false).Queue(), 200, 300, 10)
+}
+
 func itoa(n int) string {
 	s := ""
 	for ; n > 0; n /= 10 {

@@ -466,6 +466,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		q.mu.Unlock()
 	}()
 	p := queue.NewPicker(lim)
+	var hostName string
 	ok := it.First()
 	if ok {
 		firstLive = bytes.Clone(it.Key())
@@ -478,7 +479,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		if err != nil {
 			return nil, errors.Join(err, it.Close())
 		}
-		if !p.Wants(string(host)) {
+		if !p.WantsBytes(host) {
 			s := hostSkip(k, sep)
 			t, atEnd, found := jumpTarget(jump, writes, s)
 			switch {
@@ -508,9 +509,12 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 			if kb != bucket(v.score, q.buckets) || !bytes.Equal(host, v.host) {
 				canonical = false // a row keyed by another bucket count: Ack reads it
 			}
+			if string(host) != hostName { // a host's rows are adjacent: one string for them all
+				hostName = string(host)
+			}
 			p.Offer(queue.Item{
 				Partition:   partition,
-				Host:        string(host),
+				Host:        hostName,
 				Fingerprint: frontier.Fingerprint(bytes.Clone(fp)),
 				Score:       v.score,
 				NotBefore:   v.notBefore,

@@ -60,11 +60,7 @@ func (p *Picker) Wants(host string) bool {
 	if p.lim.HostCap != nil {
 		c, ok := p.caps[host]
 		if !ok {
-			c = p.lim.HostCap(host)
-			if p.caps == nil {
-				p.caps = make(map[string]int)
-			}
-			p.caps[host] = c
+			c = p.askCap(host)
 		}
 		if n >= c {
 			return false
@@ -72,6 +68,39 @@ func (p *Picker) Wants(host string) bool {
 	} else if p.lim.PerHost > 0 && n >= p.lim.PerHost {
 		return false
 	}
+	return p.room(n)
+}
+
+// WantsBytes is Wants for a host held as bytes (a queue key's), without making its string but for the
+// first HostCap call of the host: a scan asks once per row it offers and once per host group it passes over.
+func (p *Picker) WantsBytes(host []byte) bool {
+	n := p.perHost[string(host)]
+	if p.lim.HostCap != nil {
+		c, ok := p.caps[string(host)]
+		if !ok {
+			c = p.askCap(string(host))
+		}
+		if n >= c {
+			return false
+		}
+	} else if p.lim.PerHost > 0 && n >= p.lim.PerHost {
+		return false
+	}
+	return p.room(n)
+}
+
+// askCap asks Limits.HostCap for host's cap and remembers it.
+func (p *Picker) askCap(host string) int {
+	c := p.lim.HostCap(host)
+	if p.caps == nil {
+		p.caps = make(map[string]int)
+	}
+	p.caps[host] = c
+	return c
+}
+
+// room reports whether the batch has room for a candidate of a host holding n of its items.
+func (p *Picker) room(n int) bool {
 	if p.full() {
 		return n == 0 && len(p.perHost) < p.minHosts() && len(p.perHost) < len(p.items)
 	}

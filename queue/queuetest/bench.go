@@ -111,3 +111,50 @@ func BenchNext(b *testing.B, q queue.Queue, rows, hosts int, ack bool) {
 		b.ReportMetric(float64(ackCPU.Microseconds())/1000/float64(n), "ack-cpu-ms/batch")
 	}
 }
+
+// BenchNextFlow measures Next the way the DB worker's flow calls it on the fast web: hosts hosts of perHost due
+// rows each, all of one score (the basic strategy's), and a HostCap that gives 16 requests to one host in
+// every roomEvery and 0 to the others (their spider queues are full), so most hosts are passed over. Peek
+// mode (no ack): every op reads the same rows. It reports cpu-us/batch, items/batch and skipped-hosts/batch
+// (hosts the cap left out: what the queue must seek past; Pebble seeks once per such host).
+func BenchNextFlow(b *testing.B, q queue.Queue, hosts, perHost, roomEvery int) {
+	items := make([]queue.Item, 0, hosts*perHost)
+	for h := range hosts {
+		for i := range perHost {
+			items = append(items, queue.Item{
+				Host:        fmt.Sprintf("h%d.test", h),
+				Fingerprint: FP(fmt.Sprintf("flow/%d/%d", h, i)),
+				Score:       1,
+				Request:     fmt.Appendf(nil, "\x94\xd9\x1ahttp://h%d.test/p%d\xa3GET\x80\x80", h, i),
+			})
+		}
+	}
+	Load(b, q, items)
+	room := make(map[string]int, hosts)
+	for h := 0; h < hosts; h += roomEvery {
+		room[fmt.Sprintf("h%d.test", h)] = 16
+	}
+	ctx := context.Background()
+	var n, got, skipped int
+	var cpu time.Duration
+	for b.Loop() {
+		lim := queue.Limits{Max: 1024, HostCap: func(host string) int {
+			c := room[host]
+			if c == 0 {
+				skipped++
+			}
+			return c
+		}}
+		c0 := cputime.Process()
+		its, err := q.Next(ctx, 0, time.Now().Unix(), lim)
+		cpu += cputime.Process() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+		got += len(its)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-us/batch")
+	b.ReportMetric(float64(got)/float64(n), "items/batch")
+	b.ReportMetric(float64(skipped)/float64(n), "skipped-hosts/batch")
+}
