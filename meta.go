@@ -64,6 +64,19 @@ func (r *Request) metaDomainName() string {
 // metaDomainNameIndex is the index of "name" in metaDomainKeys.
 const metaDomainNameIndex = 1
 
+// MetaDomainFingerprint is MetaDomain().Fingerprint, "" where the meta has no domain or MetaDomain fails,
+// converting no other field: the spider-log key of a request, taken once per reported page.
+func (r *Request) MetaDomainFingerprint() string {
+	var d MetaDomain
+	if r.metaDomain(&d, 1<<metaDomainFingerprintIndex) != nil {
+		return ""
+	}
+	return d.Fingerprint
+}
+
+// metaDomainFingerprintIndex is the index of "fingerprint" in metaDomainKeys.
+const metaDomainFingerprintIndex = 6
+
 // metaDomain is the one reading of meta[b'domain'] that MetaDomain and Hostname share. The first entry under
 // each of metaDomainKeys counts (as in Map.Get) and other keys are ignored; a nil value is an empty field, and a
 // bin or str one is the field; any other type is an error, whichever field it is in. It stores into d only the

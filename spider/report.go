@@ -306,11 +306,11 @@ func (s *Spider) reportError(ctx context.Context, it *item, err error) {
 // domainKey is the spider-log key of a request: the hex fingerprint of its domain (Frontera's
 // get_host_fprint), or nil when the request carries none.
 func domainKey(r *frontier.Request) []byte {
-	d, err := r.MetaDomain()
-	if err != nil || d.Fingerprint == "" {
+	fp := r.MetaDomainFingerprint() // MetaDomain().Fingerprint without converting the other six fields
+	if fp == "" {
 		return nil
 	}
-	return []byte(d.Fingerprint)
+	return []byte(fp)
 }
 
 // The meta keys of a link request, as Map.Set writes them (bin), shared by all the links.
