@@ -212,17 +212,20 @@ type Deps struct {
 
 // Worker is one DB worker. Build it with New and call Run once.
 type Worker struct {
-	cfg    Config
-	deps   Deps
-	log    *slog.Logger
-	m      *metrics
-	wake   chan struct{} // scoring → batches: something was queued
-	nFeed  int
-	last   map[int]int64 // batch generator only: the size of each partition's last batch (MaxLag 0)
-	onIdle func()        // test hook: called when the batch generator found nothing to do
-	flow   *flow         // nil without Config.Flow.Enabled or without both the batches and the links role
-	flowOn atomic.Bool   // the links role reads every spider-log partition, so flow sees every outcome
-	stats  stats
+	cfg   Config
+	deps  Deps
+	log   *slog.Logger
+	m     *metrics
+	wake  chan struct{} // scoring → batches: something was queued
+	nFeed int
+	// feedPart is the spider feed's partitioner, as bus.Partition applies it, looked up once (bus.SpecOf copies
+	// the stream's declaration: a tenth of the scoring role's item).
+	feedPart func(key []byte, n int) int
+	last     map[int]int64 // batch generator only: the size of each partition's last batch (MaxLag 0)
+	onIdle   func()        // test hook: called when the batch generator found nothing to do
+	flow     *flow         // nil without Config.Flow.Enabled or without both the batches and the links role
+	flowOn   atomic.Bool   // the links role reads every spider-log partition, so flow sees every outcome
+	stats    stats
 }
 
 // New checks the configuration and builds a worker.
@@ -253,6 +256,10 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
 		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}
+	w.feedPart = func([]byte, int) int { return 0 }
+	if sp, ok := bus.SpecOf(bus.SpiderFeed); ok && sp.Partitioner != nil {
+		w.feedPart = sp.Partitioner
+	}
 	if cfg.Flow.Enabled && slices.Contains(cfg.Roles, RoleBatches) && slices.Contains(cfg.Roles, RoleLinks) {
 		w.flow = newFlow(cfg.Flow, cfg.PerHost)
 		w.flow.budget = flowMaxOutstanding(cfg.FeedBatch)
@@ -448,7 +455,7 @@ func (w *Worker) item(us *frontier.UpdateScore) (queue.Item, error) {
 		return queue.Item{}, err
 	}
 	nb, _ := r.MetaNotBefore() // a revisit's due time; absent = due now
-	return queue.Item{Partition: bus.Partition(bus.SpiderFeed, []byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score,
+	return queue.Item{Partition: w.feedPart([]byte(host), w.nFeed), Host: host, Fingerprint: fp, Score: us.Score,
 		NotBefore: max(nb, 0), Request: v}, nil
 }
 
