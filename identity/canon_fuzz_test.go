@@ -2,6 +2,7 @@ package identity
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ func FuzzCanonicalize(f *testing.F) {
 	for _, s := range []string{
 		"http://www.example.com", "HTTP://WWW.Example.COM:80/a%7eb/%2fc%3F/%41?q=%7e&z&b=a+b;c=d#frag",
 		"http://user:PASS@Example.com:/p;params?x=1", "http://www.exämple.com/", "http://[::1]:8080/a/../b",
-		"http://x.com/?c=%E9", "http://\xff/", "", "//a/b?c#d",
+		"http://x.com/?c=%E9", "http://\xff/", "", "//a/b?c#d", "A://\u0384",
 	} {
 		f.Add(s)
 	}
@@ -40,7 +41,10 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 		// Re-parsing is asked of absolute URLs only: w3lib turns the relative reference "%3A" into ":",
 		// which net/url reads as an empty scheme.
-		if u, err := url.Parse(in); err == nil && u.Scheme != "" && u.Host != "" {
+		// Nor of a canonical form with a space: w3lib's IDNA 2003 mapping can put one in the host
+		// (U+0384 maps to a space and U+0301, so canonicalize_url("http://\u0384/") is
+		// "http://xn-- -xbb/" in w3lib 2.5 too), and net/url rejects a space in a host.
+		if u, err := url.Parse(in); err == nil && u.Scheme != "" && u.Host != "" && !strings.Contains(c25, " ") {
 			if _, err := url.Parse(c25); err != nil {
 				t.Fatalf("canon(%q) = %q does not re-parse: %v", in, c25, err)
 			}
