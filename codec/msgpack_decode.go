@@ -942,31 +942,8 @@ func (d *mpReader) headers() (frontier.Headers, error) {
 		if h[i].Name, err = d.bin("header name"); err != nil {
 			return nil, err
 		}
-		c, err := d.peek("header value")
-		if err != nil {
+		if h[i].Values, err = d.headerValues(h[i].Name, true); err != nil {
 			return nil, err
-		}
-		if c >= 0xc4 && c <= 0xc6 || c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
-			v, err := d.bin("header value")
-			if err != nil {
-				return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
-			}
-			h[i].Values = [][]byte{v}
-			continue
-		}
-		if c == 0xc0 {
-			d.off++
-			continue
-		}
-		k, err := d.arrayLen("header values")
-		if err != nil {
-			return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
-		}
-		h[i].Values = make([][]byte, k)
-		for j := range h[i].Values {
-			if h[i].Values[j], err = d.bin("header value"); err != nil {
-				return nil, fmt.Errorf("header %q: %w", h[i].Name, err)
-			}
 		}
 	}
 	return h, nil
@@ -988,36 +965,13 @@ func (d *mpReader) keptHeaders() (frontier.Headers, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.headerKeep(name) {
-			vs, err := d.headerValues(name)
-			if err != nil {
-				return nil, err
-			}
-			h = append(h, frontier.Header{Name: name, Values: vs})
-			continue
-		}
-		c, err := d.peek("header value")
+		keep := d.headerKeep(name)
+		vs, err := d.headerValues(name, keep)
 		if err != nil {
 			return nil, err
 		}
-		if c >= 0xc4 && c <= 0xc6 || c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
-			if _, err := d.bin("header value"); err != nil {
-				return nil, fmt.Errorf("header %q: %w", name, err)
-			}
-			continue
-		}
-		if c == 0xc0 {
-			d.off++
-			continue
-		}
-		k, err := d.arrayLen("header values")
-		if err != nil {
-			return nil, fmt.Errorf("header %q: %w", name, err)
-		}
-		for range k {
-			if _, err := d.bin("header value"); err != nil {
-				return nil, fmt.Errorf("header %q: %w", name, err)
-			}
+		if keep {
+			h = append(h, frontier.Header{Name: name, Values: vs})
 		}
 	}
 	if h == nil {
@@ -1026,8 +980,9 @@ func (d *mpReader) keptHeaders() (frontier.Headers, error) {
 	return h, nil
 }
 
-// headerValues reads one header's values as headers does.
-func (d *mpReader) headerValues(name []byte) ([][]byte, error) {
+// headerValues reads one header's values: a bin or str (one value), nil (none) or an array of them. Without
+// build they are checked the same way and not built (keptHeaders passes over the headers it does not keep).
+func (d *mpReader) headerValues(name []byte, build bool) ([][]byte, error) {
 	c, err := d.peek("header value")
 	if err != nil {
 		return nil, err
@@ -1036,6 +991,9 @@ func (d *mpReader) headerValues(name []byte) ([][]byte, error) {
 		v, err := d.bin("header value")
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", name, err)
+		}
+		if !build {
+			return nil, nil
 		}
 		return [][]byte{v}, nil
 	}
@@ -1047,10 +1005,17 @@ func (d *mpReader) headerValues(name []byte) ([][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("header %q: %w", name, err)
 	}
-	vs := make([][]byte, k)
-	for j := range vs {
-		if vs[j], err = d.bin("header value"); err != nil {
+	var vs [][]byte
+	if build {
+		vs = make([][]byte, k)
+	}
+	for j := range k {
+		v, err := d.bin("header value")
+		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", name, err)
+		}
+		if build {
+			vs[j] = v
 		}
 	}
 	return vs, nil

@@ -1,10 +1,6 @@
 package identity
 
-import (
-	"testing"
-
-	"github.com/frontiercrawl/frontier/internal/cputime"
-)
+import "testing"
 
 var fastCanonSeeds = []string{
 	"http://www.example.com/", "https://example.com/a/b.html", "http://127.0.0.4:40123/d1/page0.html",
@@ -68,14 +64,5 @@ func BenchmarkCanonicalizeSHA1Links(b *testing.B) {
 		"http://127.0.0.4:40123/d3/page2.html", "http://127.0.0.4:40123/d0/page3.html#top",
 		"https://www.example.com/2024/05/article-title.html", "http://shop.example.com/catalog/item?color=red&id=1234&size=m",
 	}
-	f, _ := ParseFingerprinter("sha1", CanonOptions{}, ScrapyOptions{})
-	dst := make([]byte, 0, 20)
-	scratch := make([]byte, 0, 1024)
-	n := 0
-	cpu0 := cputime.Process()
-	for b.Loop() {
-		_, _ = f.AppendURL(dst[:0], urls[n%len(urls)], scratch)
-		n++
-	}
-	reportRates(b, n, cpu0)
+	benchFingerprintSHA1(b, urls)
 }

@@ -89,6 +89,13 @@ func BenchmarkCanonicalizeSHA1Simple(b *testing.B) {
 		"http://shop.example.com/catalog/item?id=1234&color=red&size=m", "https://example.com/search?q=go+lang&page=2",
 		"http://blog.example.net/tag/crawling/", "https://www.example.com/a/b/c/d.php?x=1#top",
 	}
+	benchFingerprintSHA1(b, urls)
+}
+
+// benchFingerprintSHA1 canonicalises and fingerprints (sha1) urls in turn into reused buffers, and reports the
+// rates.
+func benchFingerprintSHA1(b *testing.B, urls []string) {
+	b.Helper()
 	f, _ := ParseFingerprinter("sha1", CanonOptions{}, ScrapyOptions{})
 	dst := make([]byte, 0, 20)
 	scratch := make([]byte, 0, 1024)
