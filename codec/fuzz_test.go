@@ -11,7 +11,8 @@ import (
 
 // FuzzDecode feeds arbitrary bytes to the msgpack decoders. They must never panic; whatever they accept must
 // re-encode, decode again to the same bytes (the encoding is a fixed point), and be valid msgpack for an
-// independent reader (vmihailenco/msgpack/v5). Seeds: testdata/fuzz/FuzzDecode (from Frontera's vectors).
+// independent reader (vmihailenco/msgpack/v5), and encode to the same bytes through a RequestMemo. Seeds:
+// testdata/fuzz/FuzzDecode (from Frontera's vectors).
 func FuzzDecode(f *testing.F) {
 	f.Add(unhex(f, "93 c4026f66 03 cd04d2"))
 	f.Add(unhex(f, "92 c4046e6a6964 02"))
@@ -37,6 +38,16 @@ func FuzzDecode(f *testing.F) {
 			rd := bytes.NewReader(b)
 			if err := msgpack.NewDecoder(rd).Skip(); err != nil || rd.Len() != 0 {
 				t.Fatalf("msgpack/v5 rejects our bytes (%d left): %v\n%x", rd.Len(), err, b)
+			}
+			if r := requestOf(m); r != nil { // its request encoded once for a report's messages: the same bytes
+				memo := &RequestMemo{Request: r}
+				for _, x := range append([]frontier.Message{m}, memoReport(r, "lpel")...) {
+					want, err := AppendMessage(nil, x)
+					got, err2 := AppendMessageMemo(nil, x, memo)
+					if (err == nil) != (err2 == nil) || !bytes.Equal(got, want) {
+						t.Fatalf("%s through a request memo: %v, %v\n%x\n%x", x.Name(), err2, err, got, want)
+					}
+				}
 			}
 		}
 		if r, err := c.DecodeRequest(data); err == nil {

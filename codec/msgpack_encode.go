@@ -87,7 +87,57 @@ func msgName(m frontier.Message) string {
 	return m.Name()
 }
 
+// RequestMemo lets the messages that carry one request (a page's page_crawled, its links_extracted, one per
+// link host, and its redirect's) share the request's encoding: AppendMessageMemo encodes the request, or its
+// meta map (all of it that a page_crawled holds), the first time and copies those bytes from the earlier output
+// afterwards. The spider reports every page this way; the request's meta (fingerprint, domain map, digest,
+// scores) was most of what each of a page's messages encoded again (issue 21).
+//
+// The memo remembers slices of the output it was given, so the request must not change, and the bytes of the
+// messages AppendMessageMemo returned must not be written into, while the memo is in use. A message whose
+// encoding failed leaves the memo as it was.
+type RequestMemo struct {
+	// Request is the request whose encoding is shared: a message's request is copied only when it is this
+	// very pointer.
+	Request *frontier.Request
+	meta    []byte // its meta map's encoding (appendMeta), nil until a message wrote it
+	full    []byte // its whole encoding (appendRequest), nil until a message wrote it
+}
+
+// AppendMessageMemo is AppendMessage (the same bytes) with memo's request encoded once for all the messages
+// that carry it (see RequestMemo); a nil memo is AppendMessage.
+func AppendMessageMemo(dst []byte, m frontier.Message, memo *RequestMemo) ([]byte, error) {
+	if memo == nil || memo.Request == nil {
+		return AppendMessage(dst, m)
+	}
+	var sp memoSpans
+	b, err := appendMessageMemo(dst, m, memo, &sp)
+	if err != nil {
+		return dst, fmt.Errorf("codec: msgpack: encode %s: %w", msgName(m), err)
+	}
+	// The spans are offsets into b: they are taken from the final buffer, which holds the bytes wherever b grew.
+	if sp.metaEnd > 0 && memo.meta == nil {
+		memo.meta = b[sp.metaStart:sp.metaEnd:sp.metaEnd]
+	}
+	if sp.fullEnd > 0 && memo.full == nil {
+		memo.full = b[sp.fullStart:sp.fullEnd:sp.fullEnd]
+	}
+	return b, nil
+}
+
+// memoSpans is where one message's encoding wrote its memo request's meta and whole encoding (end 0: not
+// written).
+type memoSpans struct {
+	metaStart, metaEnd, fullStart, fullEnd int
+}
+
 func appendMessage(b []byte, m frontier.Message) ([]byte, error) {
+	return appendMessageMemo(b, m, nil, nil)
+}
+
+// appendMessageMemo is appendMessage with the request memo.Request copied from memo or recorded in sp (memo
+// nil: none).
+func appendMessageMemo(b []byte, m frontier.Message, memo *RequestMemo, sp *memoSpans) ([]byte, error) {
 	var err error
 	switch m := m.(type) {
 	case *frontier.PageCrawled:
@@ -96,11 +146,11 @@ func appendMessage(b []byte, m frontier.Message) ([]byte, error) {
 		if m.Response == nil {
 			return b, fmt.Errorf("response is nil")
 		}
-		return appendResponse(b, m.Response)
+		return appendResponseMemo(b, m.Response, memo, sp)
 	case *frontier.LinksExtracted:
 		b = append(b, 0x93)
 		b = appendBinString(b, frontier.TagLinksExtracted)
-		if b, err = appendRequestField(b, m.Request, "request"); err != nil {
+		if b, err = appendRequestFieldMemo(b, m.Request, "request", memo, sp); err != nil {
 			return b, err
 		}
 		b = appendArrayHeader(b, len(m.Links))
@@ -117,7 +167,7 @@ func appendMessage(b []byte, m frontier.Message) ([]byte, error) {
 	case *frontier.RequestError:
 		b = append(b, 0x93)
 		b = appendBinString(b, frontier.TagRequestError)
-		if b, err = appendRequestField(b, m.Request, "request"); err != nil {
+		if b, err = appendRequestFieldMemo(b, m.Request, "request", memo, sp); err != nil {
 			return b, err
 		}
 		return appendStr(b, m.Error), nil
@@ -159,10 +209,47 @@ func appendMessage(b []byte, m frontier.Message) ([]byte, error) {
 }
 
 func appendRequestField(b []byte, r *frontier.Request, what string) ([]byte, error) {
+	return appendRequestFieldMemo(b, r, what, nil, nil)
+}
+
+// appendRequestFieldMemo is appendRequestField with r copied from memo when it is memo's request and memo
+// holds its bytes, and the span it was written to recorded in sp otherwise.
+func appendRequestFieldMemo(b []byte, r *frontier.Request, what string, memo *RequestMemo, sp *memoSpans) ([]byte, error) {
 	if r == nil {
 		return b, fmt.Errorf("%s: request is nil", what)
 	}
-	return appendRequest(b, r)
+	if memo == nil || r != memo.Request {
+		return appendRequest(b, r)
+	}
+	if memo.full != nil {
+		return append(b, memo.full...), nil
+	}
+	start := len(b)
+	b = appendRequestHead(b, r)
+	b, err := appendMetaMemo(b, r, memo, sp)
+	if err != nil {
+		return b, err
+	}
+	sp.fullStart, sp.fullEnd = start, len(b)
+	return b, nil
+}
+
+// appendMetaMemo is appendMeta(b, r, nil) with the bytes copied from memo when it holds them (r is memo's
+// request), and the span written recorded in sp otherwise.
+func appendMetaMemo(b []byte, r *frontier.Request, memo *RequestMemo, sp *memoSpans) ([]byte, error) {
+	if memo == nil || r == nil || r != memo.Request {
+		return appendMeta(b, r, nil)
+	}
+	if memo.meta != nil {
+		return append(b, memo.meta...), nil
+	}
+	start := len(b)
+	b, err := appendMeta(b, r, nil)
+	if err != nil {
+		return b, err
+	}
+	sp.metaStart, sp.metaEnd = start, len(b)
+	return b, nil
 }
 
 func requestSizeHint(r *frontier.Request) int {
@@ -265,6 +352,12 @@ func appendRequest(b []byte, r *frontier.Request) ([]byte, error) {
 
 // appendRequestMemo is appendRequest with the meta's map values looked up in memo (nil: none).
 func appendRequestMemo(b []byte, r *frontier.Request, memo *mapMemo) ([]byte, error) {
+	return appendMeta(appendRequestHead(b, r), r, memo)
+}
+
+// appendRequestHead appends what of r's encoding precedes its meta map: the array header, url, method,
+// headers and cookies.
+func appendRequestHead(b []byte, r *frontier.Request) []byte {
 	b = append(b, 0x95)
 	b = appendStr(b, r.URL)
 	if r.Method == "" {
@@ -278,7 +371,7 @@ func appendRequestMemo(b []byte, r *frontier.Request, memo *mapMemo) ([]byte, er
 		b = appendStr(b, c.Name)
 		b = appendStr(b, c.Value)
 	}
-	return appendMeta(b, r, memo)
+	return b
 }
 
 func appendHeaders(b []byte, h frontier.Headers) []byte {
@@ -293,12 +386,13 @@ func appendHeaders(b []byte, h frontier.Headers) []byte {
 	return b
 }
 
-func appendResponse(b []byte, r *frontier.Response) ([]byte, error) {
+// appendResponseMemo appends r's encoding, its request's meta through memo (appendMetaMemo; nil: none).
+func appendResponseMemo(b []byte, r *frontier.Response, memo *RequestMemo, sp *memoSpans) ([]byte, error) {
 	b = append(b, 0x95)
 	b = appendStr(b, r.URL)
 	b = appendInt(b, int64(r.Status))
 	var err error
-	if b, err = appendMeta(b, r.Request, nil); err != nil {
+	if b, err = appendMetaMemo(b, r.Request, memo, sp); err != nil {
 		return b, err
 	}
 	b = appendHeaders(b, r.Headers)

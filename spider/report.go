@@ -82,10 +82,12 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 		resp.Body = f.Body
 	}
 	key := domainKey(page)
-	// The page's messages are encoded into one buffer sized for them (appendMsgIn).
+	// The page's messages are encoded into one buffer sized for them (appendMsgIn), page's meta and encoding
+	// once for all of them (memo: page_crawled writes its meta, the first links_extracted the rest).
 	enc := make([]byte, 0, encodeSizeHint(resp, len(f.Links)))
+	memo := &codec.RequestMemo{Request: page}
 	var msgs []bus.Message
-	msgs = s.appendMsgIn(&enc, msgs, key, &frontier.PageCrawled{Response: resp})
+	msgs = s.appendMsgIn(&enc, msgs, key, &frontier.PageCrawled{Response: resp}, memo)
 
 	// A redirect chain that crosses hosts is reported to each host's owner, so each marks its own URL.
 	if len(f.Hops) > 0 {
@@ -121,7 +123,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 
 	if f.Location != "" {
 		if t := s.redirectTarget(req, f); t != nil {
-			msgs = s.appendMsg(msgs, domainKey(t), &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{t}})
+			msgs = s.appendMsgIn(&enc, msgs, domainKey(t), &frontier.LinksExtracted{Request: page, Links: []*frontier.Request{t}}, memo)
 			s.m.redirects.Inc()
 		}
 	}
@@ -184,7 +186,7 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 			h.links = append(h.links, &reqs[i])
 		}
 		for _, h := range hosts.list {
-			msgs = s.appendMsgIn(&enc, msgs, h.dom.Key, &frontier.LinksExtracted{Request: page, Links: h.links})
+			msgs = s.appendMsgIn(&enc, msgs, h.dom.Key, &frontier.LinksExtracted{Request: page, Links: h.links}, memo)
 		}
 		s.nLinks.Add(int64(n))
 		s.m.links.Add(float64(n))
@@ -350,15 +352,25 @@ func appendMessageOf(c Codec) func([]byte, frontier.Message) ([]byte, error) {
 
 // appendMsgIn is appendMsg with the message encoded into buf's free capacity when the codec can append
 // (appendMessageOf), and buf advanced past it: a page's messages share one allocation, each a 3-index slice
-// of it. A message that does not fit gets its own, and buf is left for the next.
-func (s *Spider) appendMsgIn(buf *[]byte, msgs []bus.Message, key []byte, m frontier.Message) []bus.Message {
+// of it. A message that does not fit gets its own, and buf is left for the next. With codec.Msgpack, memo's
+// request is encoded once for the messages that carry it (codec.AppendMessageMemo, the same bytes): the
+// memo points into earlier messages' bytes, which are never written again (a dropped message's bytes may
+// be, but a failed encoding leaves the memo as it was).
+func (s *Spider) appendMsgIn(buf *[]byte, msgs []bus.Message, key []byte, m frontier.Message, memo *codec.RequestMemo) []bus.Message {
 	app := appendMessageOf(s.deps.Codec)
 	if app == nil {
 		return s.appendMsg(msgs, key, m)
 	}
+	_, msgpack := s.deps.Codec.(codec.Msgpack)
 	i := len(*buf)
 	free := (*buf)[i:i:cap(*buf)]
-	b, err := app(free, m)
+	var b []byte
+	var err error
+	if msgpack {
+		b, err = codec.AppendMessageMemo(free, m, memo)
+	} else {
+		b, err = app(free, m)
+	}
 	if err != nil {
 		s.log.Error("encode spider-log message; dropped", "message", m.Name(), "err", err)
 		return msgs

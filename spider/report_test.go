@@ -242,3 +242,113 @@ func TestReportAppender(t *testing.T) {
 		t.Errorf("AppendMessage called %d times for %d messages", calls, len(got))
 	}
 }
+
+// plainAppender is codec.Msgpack seen through MessageAppender only: the spider encodes each message whole
+// (codec.AppendMessage), without sharing the page's request encoding between its messages.
+type plainAppender struct{ codec.Msgpack }
+
+func (plainAppender) AppendMessage(dst []byte, m frontier.Message) ([]byte, error) {
+	return codec.AppendMessage(dst, m)
+}
+
+// TestReportRequestMemo checks that the messages of a report whose page request is encoded once
+// (codec.RequestMemo: page_crawled's meta, the first links_extracted's request, copied into the others) are
+// the bytes of each message encoded afresh: a page with links to three hosts, a redirect (a 3xx with its
+// target as a link) and a page reached through a redirect chain of two hosts.
+func TestReportRequestMemo(t *testing.T) {
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo, plain := reportSpider(t, id), reportSpider(t, id)
+	plain.deps.Codec = plainAppender{}
+	fixClock(memo, plain)
+	req := &frontier.Request{URL: "http://127.0.0.4:40123/d1/page17.html", Method: "GET"}
+	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
+	req.SetMetaDomain(id.Domain(&url.URL{Scheme: "http", Host: "127.0.0.4:40123"}))
+	req.Meta.Set(frontier.MetaKeyDepth, int64(3))
+	report := func(s *Spider, f *Fetched) [][]byte {
+		it := &item{entry: s.tracker.add(bus.Message{}), req: req}
+		s.reportPage(context.Background(), it, f)
+		o := <-s.reports
+		s.tracker.done(o.entry)
+		var out [][]byte
+		for _, m := range o.msgs {
+			out = append(out, m.Value)
+		}
+		return out
+	}
+	body := webPage()
+	for _, tc := range []struct {
+		name string
+		f    func() *Fetched
+		min  int // messages at least
+	}{
+		{"links", func() *Fetched {
+			return &Fetched{Request: req, URL: req.URL, Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: body, HTML: true}
+		}, 3},
+		{"redirect", func() *Fetched {
+			return &Fetched{Request: req, URL: req.URL, Status: 301, Header: http.Header{"Location": {"http://127.0.0.9:40131/moved"}}, Location: "http://127.0.0.9:40131/moved"}
+		}, 2},
+		{"chain", func() *Fetched {
+			return &Fetched{Request: req, URL: "http://127.0.0.9:40131/final.html", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: body, HTML: true,
+				Hops: []Hop{{URL: req.URL, Status: 302}, {URL: "http://127.0.0.7:40127/hop", Status: 301}}}
+		}, 5},
+	} {
+		got, want := report(memo, tc.f()), report(plain, tc.f())
+		if len(got) < tc.min {
+			t.Errorf("%s: %d messages, want at least %d", tc.name, len(got), tc.min)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: messages differ with the page's request encoded once (-fresh +memo):\n%s", tc.name, d)
+		}
+		for i, v := range got {
+			if _, err := (codec.Msgpack{}).DecodeMessage(v); err != nil {
+				t.Errorf("%s: message %d: %v", tc.name, i, err)
+			}
+		}
+	}
+}
+
+// BenchmarkReportRequestMemo is BenchmarkReportPageLinks with a feed request shaped like a crawl's (fingerprint,
+// domain map, depth, score, job id, discovery time): "memo" encodes the page's request once for its messages
+// (codec.RequestMemo), "fresh" encodes it in each (the codec seen as a plain MessageAppender), so the two
+// compare in one binary. ns/link is the report's CPU per link (12 links to 2 hosts).
+//
+//	go test -run '^$' -bench BenchmarkReportRequestMemo -benchtime 20000x -count 3 ./spider/
+func BenchmarkReportRequestMemo(b *testing.B) {
+	id, err := identity.New("sha1", identity.CanonOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &frontier.Request{URL: "http://127.0.0.4:40123/d1/page17.html", Method: "GET"}
+	req.SetMetaFingerprint(frontier.Fingerprint("01234567890123456789"))
+	req.SetMetaDomain(id.Domain(&url.URL{Scheme: "http", Host: "127.0.0.4:40123"}))
+	req.Meta.Set(frontier.MetaKeyDepth, int64(3))
+	req.Meta.Set(frontier.MetaKeyScore, 0.25)
+	req.Meta.Set("jid", int64(7))
+	req.Meta.Set(MetaKeyDiscovered, int64(1_795_000_000_123))
+	u, _ := url.Parse(req.URL)
+	ls := links.Extract(u, webPage(), links.Options{})
+	hdr := http.Header{"Content-Type": {"text/html"}, "Content-Length": {"1234"}, "Date": {"Fri, 27 Nov 2026 23:40:00 GMT"}}
+	for _, mode := range []string{"memo", "fresh"} {
+		b.Run(mode, func(b *testing.B) {
+			s := reportSpider(b, id)
+			if mode == "fresh" {
+				s.deps.Codec = plainAppender{}
+			}
+			b.ReportAllocs()
+			n := 0
+			c0 := cputime.Process()
+			for b.Loop() {
+				f := &Fetched{Request: req, URL: req.URL, Status: 200, Header: hdr, HTML: true, Links: ls, linksDone: true, digestHex: "da39a3ee5e6b4b0d"}
+				it := &item{entry: s.tracker.add(bus.Message{}), req: req}
+				s.reportPage(context.Background(), it, f)
+				o := <-s.reports
+				s.tracker.done(o.entry)
+				n++
+			}
+			b.ReportMetric(float64((cputime.Process()-c0).Nanoseconds())/float64(n*len(ls)), "CPU-ns/link")
+		})
+	}
+}
