@@ -143,11 +143,11 @@ func benchHandle(b *testing.B, nLinks, nSeen int) {
 	m0, cpu0, msgs, links := ms.Mallocs, cputime.Process(), 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
-	dec := codec.NewMessageDecoder(c) // as run decodes
+	decode := w.newDecoder() // as run decodes
 	for _, raw := range batches {
 		events := make([]frontier.Message, 0, len(raw))
 		for _, v := range raw {
-			m, err := dec.DecodeMessage(v)
+			m, err := decode(v)
 			if err != nil {
 				b.Fatal(err)
 			}

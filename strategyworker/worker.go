@@ -258,11 +258,10 @@ func (w *Worker) run(ctx context.Context) error {
 		defer func() { stop(); <-done }()
 	}
 	last := int64(-1) // the highest offset of the batch being decoded: the Seq of its counter writes
-	// One decoder for the run: with msgpack, the messages share their meta domain maps (the partition's hosts).
-	dec := codec.NewMessageDecoder(w.deps.Codec)
+	dec := w.newDecoder()
 	decode := func(m bus.Message) (frontier.Message, error) {
 		last = max(last, m.Offset)
-		return dec.DecodeMessage(m.Value)
+		return dec(m.Value)
 	}
 	w.counters.source = fmt.Sprintf("%s/%d", bus.GroupStrategyWorkerSpiderLog, w.deps.Partition)
 	return bus.Consume(ctx, in, w.cfg.BatchSize, w.cfg.ShutdownTimeout, decode, func(ctx context.Context, events []frontier.Message) error {
@@ -283,6 +282,24 @@ func (w *Worker) run(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// newDecoder returns the decode of a run, for the worker's goroutine: one decoder for the run, so that with
+// msgpack the messages share their meta domain maps (the partition's hosts), decoding without a private copy
+// of each message's bytes (codec.Skim{Borrow: true}), whose decoded bin values alias the bus message:
+// bus.Consume holds a batch's messages until handle returns, and nothing of a batch outlives it but what is
+// made anew from it: the state cache's fingerprints are decoded from the hex meta into fresh bytes
+// (metaFingerprint, frontier.ParseFingerprintHex), the hosts and counter keys are strings (converted, so
+// copied), the shared domain maps hold copies of their bytes (codec.MsgpackDecoder), the update_scores
+// (retries, redirects, a revisit's validators) are encoded into the batch's own buffers before it ends, and the
+// scope and the strategies keep strings only. TestBorrowedDecodeKeepsNothing overwrites each batch's bytes
+// after handle to catch a reference kept.
+func (w *Worker) newDecoder() func([]byte) (frontier.Message, error) {
+	dec := codec.NewMessageDecoder(w.deps.Codec)
+	if d, ok := dec.(codec.SkimDecoder); ok {
+		return func(p []byte) (frontier.Message, error) { return d.DecodeMessageSkim(p, codec.Skim{Borrow: true}) }
+	}
+	return dec.DecodeMessage
 }
 
 // handle runs one batch: states in, strategy, scores out, states back.
