@@ -35,7 +35,9 @@ type Queue struct {
 	written map[int]*[]byte
 	// skips is, per partition, where the last Next's seeks past a host's group landed (skipMemo). Guarded by
 	// mu.
-	skips  map[int]*skipMemo
+	skips map[int]*skipMemo
+	// dirs is, per partition, the list of its q rows' host groups (groupDir). Guarded by mu.
+	dirs   map[int]*groupDir
 	nextMu map[int]*sync.Mutex // one Next per partition at a time
 	// taken and watches let Ack delete the rows Next returned without reading them (see takenRows). Guarded
 	// by mu.
@@ -106,6 +108,7 @@ var ErrPartitionRange = fmt.Errorf("pebblestore: partition outside [0, %d]", uin
 func openQueue(d *DB) (*Queue, error) {
 	q := &Queue{d: d, buckets: d.cfg.ScoreBuckets, count: make(map[int]int64),
 		start: make(map[int][]byte), written: make(map[int]*[]byte), skips: make(map[int]*skipMemo),
+		dirs:   make(map[int]*groupDir),
 		nextMu: make(map[int]*sync.Mutex), taken: make(map[string]uint64), watches: make(map[int]map[string]struct{}),
 		seed: maphash.MakeSeed()}
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxCount}, UpperBound: []byte{pfxCount + 1}})
@@ -141,6 +144,9 @@ func openQueue(d *DB) (*Queue, error) {
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblestore: load queue index: %w", err)
+	}
+	if err := q.loadGroups(); err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -336,6 +342,7 @@ func (q *Queue) lowerStart(p int, key []byte) {
 	if key[0] != pfxReady {
 		return
 	}
+	q.addGroup(p, key)
 	if s, ok := q.start[p]; ok && bytes.Compare(key, s) < 0 {
 		q.start[p] = key
 	}
@@ -376,7 +383,8 @@ func (q *Queue) hasRows(lo, hi []byte) bool {
 }
 
 // Next implements queue.Queue: it moves due w rows into q, then scans the partition's q rows best bucket first,
-// seeking past the rest of a host's rows in a bucket when the Picker cannot take more of that host.
+// and when the Picker cannot take more of a host it seeks to the next group (groupDir) of a host it can take, past
+// any number of groups of hosts it cannot, and stops when no later group is wanted.
 func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Limits) ([]queue.Item, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -415,6 +423,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	}
 	memo := &skipMemo{}
 	q.skips[partition] = memo
+	groups := q.dir(partition).take()
 	watch := make(map[string]struct{})
 	q.watches[partition] = watch
 	// The snapshot is taken under mu: every write after it is recorded in written and in memo.writes, and every
@@ -436,7 +445,13 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	jumped := make(map[string][]byte, len(jump))
 	firstLive := end
 	var got []queue.Item // the batch, once read without error
-	canonical := true    // every row offered sits at its item's ready key (see takenRows)
+	read := false        // the scan ended without error
+	// With the partition's groups (groupDir): gi is the first group after the current row's, empty the groups
+	// the scan went over without a row, exhausted whether it went to the partition's end.
+	gi := 0
+	var empty [][]byte
+	exhausted := false
+	canonical := true // every row offered sits at its item's ready key (see takenRows)
 	defer func() {
 		var hs []uint64
 		if canonical {
@@ -452,6 +467,13 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 			firstLive = written
 		}
 		q.start[partition] = firstLive
+		if read && groups != nil && !memo.full {
+			if exhausted {
+				empty = append(empty, groups[gi:]...)
+			}
+			slices.SortFunc(memo.writes, bytes.Compare)
+			q.dir(partition).drop(empty, memo.writes)
+		}
 		delete(q.written, partition)
 		delete(q.watches, partition)
 		memo.jump = jumped
@@ -472,6 +494,8 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		firstLive = bytes.Clone(it.Key())
 	} else if it.Error() != nil {
 		firstLive = lo
+	} else {
+		exhausted = true
 	}
 	for ok && !p.Done() {
 		k := it.Key()
@@ -479,8 +503,32 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		if err != nil {
 			return nil, errors.Join(err, it.Close())
 		}
+		if groups != nil {
+			g := k[:sep+1]
+			for gi < len(groups) && bytes.Compare(groups[gi], g) < 0 {
+				empty = append(empty, groups[gi])
+				gi++
+			}
+			if gi < len(groups) && bytes.Equal(groups[gi], g) {
+				gi++
+			}
+		}
 		if !p.WantsBytes(host) {
-			s := hostSkip(k, sep)
+			var s []byte
+			if groups != nil {
+				// The next group of a host the Picker wants; none: the rest of the partition is not wanted.
+				j := gi
+				for j < len(groups) && !p.WantsBytes(groupHost(groups[j])) {
+					j++
+				}
+				if j == len(groups) {
+					ok = false
+					break
+				}
+				s, gi = groups[j], j
+			} else {
+				s = hostSkip(k, sep)
+			}
 			t, atEnd, found := jumpTarget(jump, writes, s)
 			switch {
 			case !found:
@@ -489,6 +537,9 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 				ok = false
 			default:
 				ok = it.SeekGE(t)
+			}
+			if !ok && it.Error() == nil {
+				exhausted = true
 			}
 			if ok {
 				jumped[string(s)] = bytes.Clone(it.Key())
@@ -521,12 +572,14 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 				Request:     bytes.Clone(v.request),
 			})
 		}
-		ok = it.Next()
+		if ok = it.Next(); !ok && it.Error() == nil {
+			exhausted = true
+		}
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblestore: next: %w", err)
 	}
-	got = p.Items()
+	got, read = p.Items(), true
 	return got, nil
 }
 
