@@ -106,6 +106,9 @@ type DB struct {
 
 const bloomFile = "states.bloom"
 
+// openHook, when set (tests only), edits the options Open passes to Pebble.
+var openHook func(*pebble.Options)
+
 // Open opens (or creates) the database in cfg.Dir. log may be nil.
 func Open(cfg Config, log *slog.Logger) (*DB, error) {
 	if err := cfg.Validate(); err != nil {
@@ -126,6 +129,9 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 		Logger:        Logger(log),
 		EventListener: eventListener(log),
 		MemTableSize:  uint64(cfg.MemTableSize()),
+	}
+	if openHook != nil {
+		openHook(opts)
 	}
 	// Point lookups of absent keys (new URLs, unscheduled fingerprints) dominate; table-level Bloom
 	// filters answer most of them without reading a block.

@@ -83,6 +83,24 @@
 // returning. After a crash the key is absent, and Open rebuilds the filter by scanning the states (it logs how
 // long that took), so a crash can cost time but never a wrongly "new" URL.
 //
+// # Page records
+//
+// Pages.Put reads each record before it writes the merged one. A Pebble merge operator would spare the read
+// (Put writing each page as a merge operand, Pebble folding the operands on reads, flushes and compactions by
+// the same rule as metadata.Merge, which is associative); merge_test.go keeps that design, its record merge
+// is tested against the read-modify-write's (TestMergeOperatorAssociative, FuzzMergedPage,
+// TestPutMergeLikeMemory), and BenchmarkPagesPut measures both: the operands cost about a quarter less CPU
+// per page there, flushes and compactions included. It is not used, because it cannot be had safely as is:
+//   - it writes every link seen again, where the read lets Put skip a record its merge leaves unchanged
+//     (TestPagesPutUnchangedWritesNothing), so the WAL, the memtable and the compactions carry every link;
+//   - Pebble stores the merger's name in the OPTIONS file and Open fails on another name, both ways ("pebble:
+//     merger name from file ... != merger name from options ...", TestMergerNameMismatchFailsOpen; only a
+//     file saying "nullptr", RocksDB's, is let through): every existing data directory (created with Pebble's
+//     default merger, "pebble.concatenate") would need a migration, and a database written with the operator
+//     could not be opened by an older build, which fails at Open with that message (clearly, not later).
+//
+// Figures: BENCHMARKS.md, "The DB worker's and the standalone bus's side".
+//
 // # Tuning
 //
 // Config.CacheBytes is the block cache; Pebble reserves its memtables from it, so the memtable is 1/8 of it

@@ -294,3 +294,100 @@ func decodePage(fp []byte, v []byte) (metadata.Page, error) {
 	}
 	return p, nil
 }
+
+// pageRec is a page record's fields as parsePageRecord reads them: the byte fields borrow the record.
+type pageRec struct {
+	url, contentType, errText, redirect   []byte
+	firstSeen, lastFetched, status, depth int64
+}
+
+// parsePageRecord reads a page record without copying it (decodePage's checks, no allocation).
+func parsePageRecord(v []byte) (pageRec, error) {
+	if len(v) == 0 || v[0] != pageVersion {
+		return pageRec{}, errors.New("pebblestore: page record: unknown version")
+	}
+	r := pageReader{v: v[1:]}
+	var p pageRec
+	p.url = r.bytes("url")
+	p.firstSeen = r.varint("first_seen")
+	p.lastFetched = r.varint("last_fetched")
+	p.status = r.varint("status")
+	p.depth = r.varint("depth")
+	p.contentType = r.bytes("content_type")
+	p.errText = r.bytes("error")
+	p.redirect = r.bytes("redirect_to")
+	if r.err == nil && len(r.v) != 0 {
+		r.err = fmt.Errorf("pebblestore: page record: %d trailing bytes", len(r.v))
+	}
+	if r.err != nil {
+		return pageRec{}, r.err
+	}
+	return p, nil
+}
+
+// appendMergedPage appends the record of metadata.Merge(old, p) to v, old being the stored record's fields (the
+// zero pageRec when none is stored): byte for byte appendPage(v, metadata.Merge(decodePage(old), p)), without
+// decoding the record into strings (TestMergeRecordsLikeMerge).
+func appendMergedPage(v []byte, old *pageRec, p *metadata.Page) []byte {
+	v = append(v, pageVersion)
+	if p.URL != "" {
+		v = appendString(v, p.URL)
+	} else {
+		v = appendBytes(v, old.url)
+	}
+	first := old.firstSeen
+	if first == 0 {
+		first = p.FirstSeen
+	}
+	v = binary.AppendVarint(v, first)
+	v = binary.AppendVarint(v, pick(int64(p.LastFetched), old.lastFetched))
+	v = binary.AppendVarint(v, pick(int64(p.Status), old.status))
+	v = binary.AppendVarint(v, pick(int64(p.Depth), old.depth))
+	if p.ContentType != "" {
+		v = appendString(v, p.ContentType)
+	} else {
+		v = appendBytes(v, old.contentType)
+	}
+	if p.Error != "" {
+		v = appendString(v, p.Error)
+	} else {
+		v = appendBytes(v, old.errText)
+	}
+	if len(p.RedirectTo) != 0 {
+		return appendBytes(v, p.RedirectTo)
+	}
+	return appendBytes(v, old.redirect)
+}
+
+// appendMergedRecords appends to v the record of the merge of newer (a record written later) into older: the
+// same rule as metadata.Merge (a non-zero field of newer overwrites, first seen is kept once set), so merging
+// the records of pages a, b, c in any grouping gives appendPage(Merge(Merge(Merge(zero, a), b), c)).
+func appendMergedRecords(v []byte, older, newer *pageRec) []byte {
+	v = append(v, pageVersion)
+	v = appendBytes(v, pickBytes(newer.url, older.url))
+	first := older.firstSeen
+	if first == 0 {
+		first = newer.firstSeen
+	}
+	v = binary.AppendVarint(v, first)
+	v = binary.AppendVarint(v, pick(newer.lastFetched, older.lastFetched))
+	v = binary.AppendVarint(v, pick(newer.status, older.status))
+	v = binary.AppendVarint(v, pick(newer.depth, older.depth))
+	v = appendBytes(v, pickBytes(newer.contentType, older.contentType))
+	v = appendBytes(v, pickBytes(newer.errText, older.errText))
+	return appendBytes(v, pickBytes(newer.redirect, older.redirect))
+}
+
+func pick(newer, older int64) int64 {
+	if newer != 0 {
+		return newer
+	}
+	return older
+}
+
+func pickBytes(newer, older []byte) []byte {
+	if len(newer) != 0 {
+		return newer
+	}
+	return older
+}

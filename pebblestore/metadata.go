@@ -50,7 +50,9 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 // merge: so the pages are sorted by fingerprint and looked up with one iterator walking forward (Pebble keeps
 // its position in every level between nearby keys, where a Get builds a new iterator for every key), and a
 // record the merge leaves as it was (a link recorded before) is not written again, which spares the memtable
-// and the compactions its copy.
+// and the compactions its copy. The merge works on the stored record's bytes (appendMergedPage: the record
+// metadata.Merge of the decoded record would give, byte for byte) without decoding it into a Page. Why Put
+// reads rather than writing Pebble merge operands: the package doc, "Page records".
 func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	if err := metadata.CheckPages(pages); err != nil {
 		return err
@@ -77,7 +79,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	b := p.d.db.NewBatch()
 	defer b.Close()
 	key := make([]byte, 0, 33)
-	var val []byte
+	var val, next []byte
 	for i := 0; i < len(idx); {
 		fp := pages[idx[i]].Fingerprint
 		key = append(append(key[:0], pfxPage), fp...)
@@ -85,16 +87,20 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 		if err != nil {
 			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
-		var merged metadata.Page
+		var rec pageRec
 		if found {
-			if merged, err = decodePage(fp, stored); err != nil {
-				return err
+			if rec, err = parsePageRecord(stored); err != nil {
+				return fmt.Errorf("pebblestore: page put %x: %w", fp, err)
 			}
 		}
-		for ; i < len(idx) && bytes.Equal(pages[idx[i]].Fingerprint, fp); i++ {
-			merged = metadata.Merge(merged, pages[idx[i]])
+		val = appendMergedPage(val[:0], &rec, &pages[idx[i]])
+		for i++; i < len(idx) && bytes.Equal(pages[idx[i]].Fingerprint, fp); i++ {
+			if rec, err = parsePageRecord(val); err != nil {
+				return fmt.Errorf("pebblestore: page put %x: %w", fp, err)
+			}
+			next = appendMergedPage(next[:0], &rec, &pages[idx[i]])
+			val, next = next, val
 		}
-		val = appendPage(val[:0], merged)
 		if found && bytes.Equal(val, stored) {
 			continue // nothing new about this page
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
 )
 
 // seekMin is the number of keys from which a batch's point reads walk one iterator forward (seekerRange)
@@ -88,7 +89,7 @@ func (d *DB) seekerRange(lo, hi []byte, n int, mostlyAbsent bool) (look func(key
 // batchHeaderLen is the length of a Pebble batch's header (sequence number u64, count u32), and
 // batchRecordOverhead bounds what a batch adds to one Set's key and value (kind, two uvarint lengths).
 const (
-	batchHeaderLen      = 12
+	batchHeaderLen      = batchrepr.HeaderLen
 	batchRecordOverhead = 1 + 2*binary.MaxVarintLen32
 )
 
