@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
 
 	"github.com/frontiercrawl/frontier/bus"
 )
@@ -116,7 +117,7 @@ func (st *stream) segKey(p int, s seg) []byte {
 }
 
 // batchHeaderLen is the length of a Pebble batch's header (sequence number u64, count u32).
-const batchHeaderLen = 12
+const batchHeaderLen = batchrepr.HeaderLen
 
 // segKeyLen is the length of a segment's key (not a single message's): prefix, 'm', stream, partition u32,
 // first u64, count u32.
