@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 
 	frontier "github.com/frontiercrawl/frontier"
 )
@@ -114,6 +115,8 @@ type mpReader struct {
 	// are read; headerKeep is Skim.Headers, for a page_crawled's response headers.
 	metaKeep, headerKeep func(key []byte) bool
 	entries              []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
+	bins                 [][]byte           // slab of the boxed bins' headers (boxBin)
+	ints                 []int64            // slab of the boxed ints (boxInt)
 	reqs                 []frontier.Request // slab for the requests of a links or seeds list
 	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
 	// request's domain map with the same bytes shares that value instead of being built again (see
@@ -659,8 +662,17 @@ func (d *mpReader) value(depth int) (frontier.Value, error) {
 		return nil, err
 	}
 	switch {
-	case c <= 0x7f, c >= 0xe0, c >= 0xcc && c <= 0xd3:
-		return d.intValue("int")
+	case c <= 0x7f, c >= 0xe0:
+		return d.intValue("int") // 0…127 and -32…-1: int64s the runtime boxes without allocating when >= 0
+	case c >= 0xcc && c <= 0xd3:
+		n, u, big, err := d.intRaw("int")
+		switch {
+		case err != nil:
+			return nil, err
+		case big:
+			return u, nil
+		}
+		return d.boxInt(n), nil
 	case c >= 0x80 && c <= 0x8f, c == 0xde, c == 0xdf:
 		return d.mapValue("map", depth)
 	case c >= 0x90 && c <= 0x9f, c == 0xdc, c == 0xdd:
@@ -682,7 +694,7 @@ func (d *mpReader) value(depth int) (frontier.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return p, nil
+		return d.boxBin(p), nil
 	case c == 0xc0:
 		d.off++
 		return nil, nil
@@ -696,6 +708,62 @@ func (d *mpReader) value(depth int) (frontier.Value, error) {
 		return f, nil
 	}
 	return nil, d.errf(ErrMalformed, "unsupported msgpack type %s", typeName(c))
+}
+
+// eface is the layout of a value of an empty interface type (frontier.Value): its dynamic type and a pointer to
+// its value, for boxBin and boxInt.
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// binType and int64Type are the dynamic types of a boxed []byte and int64.
+var (
+	binType   = typeOf([]byte(nil))
+	int64Type = typeOf(int64(0))
+)
+
+func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// boxSlab is how many values a slab of boxed bins or ints holds: the first of a message 4 (a request's meta
+// has a few), the next ones 16 (a links_extracted has one or two per link).
+const boxSlab = 16
+
+// boxSlabCap is the capacity of a reader's next slab, given the one it fills (nil at first).
+func boxSlabCap(cur int) int {
+	if cur == 0 {
+		return 4
+	}
+	return boxSlab
+}
+
+// boxBin returns p as a frontier.Value whose slice header is cut from a slab the reader keeps (one allocation
+// per boxSlab bins instead of one per bin: a link's fingerprint, a page's digest). A value in an interface is
+// never written through it (an assertion copies it out), and the reader writes each slab element once, before
+// boxing it, so the boxed header never changes. A value kept after decoding keeps its slab (at most 16
+// headers) alive, as it keeps the input bytes it aliases anyway.
+func (d *mpReader) boxBin(p []byte) frontier.Value {
+	if len(d.bins) == cap(d.bins) {
+		d.bins = make([][]byte, 0, boxSlabCap(cap(d.bins)))
+	}
+	d.bins = append(d.bins, p)
+	var v frontier.Value
+	*(*eface)(unsafe.Pointer(&v)) = eface{typ: binType, data: unsafe.Pointer(&d.bins[len(d.bins)-1])}
+	return v
+}
+
+// boxInt is boxBin for an int64 (a discovery time, a job id; the runtime boxes 0…255 without allocating).
+func (d *mpReader) boxInt(n int64) frontier.Value {
+	if n >= 0 && n < 256 {
+		return n
+	}
+	if len(d.ints) == cap(d.ints) {
+		d.ints = make([]int64, 0, boxSlabCap(cap(d.ints)))
+	}
+	d.ints = append(d.ints, n)
+	var v frontier.Value
+	*(*eface)(unsafe.Pointer(&v)) = eface{typ: int64Type, data: unsafe.Pointer(&d.ints[len(d.ints)-1])}
+	return v
 }
 
 // mapValue reads a map with scalar keys (Python dict keys must be hashable).
