@@ -174,3 +174,46 @@ func TestGroupsOff(t *testing.T) {
 		t.Errorf("the list came back: %+v", d)
 	}
 }
+
+// TestGroupsBackOn checks that a partition without a group list gets one again once it holds no rows.
+func TestGroupsBackOn(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Dir, cfg.FS, cfg.Sync, cfg.CacheBytes, cfg.Bloom = "db", vfs.NewMem(), false, 8<<20, state.BloomConfig{}
+	db, err := Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, ctx := db.Queue(), t.Context()
+	mustSchedule(t, q, queuetest.Item(0, "a.example", 1, 0.5), queuetest.Item(0, "b.example", 2, 0.5))
+	q.mu.Lock()
+	q.dir(0).turnOff()
+	q.mu.Unlock()
+	got, err := q.Next(ctx, 0, 1, queue.Limits{Max: 10})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Next = %d items, %v; want 2", len(got), err)
+	}
+	mustAck(t, q, got[0])
+	q.mu.Lock()
+	off := q.dir(0).off
+	q.mu.Unlock()
+	if !off {
+		t.Fatal("the list came back while a row is left")
+	}
+	mustAck(t, q, got[1])
+	mustSchedule(t, q, queuetest.Item(0, "c.example", 3, 0.5), queuetest.Item(0, "d.example", 4, 0.5))
+	got, err = q.Next(ctx, 0, 1, queue.Limits{Max: 10, HostCap: func(h string) int {
+		if h == "d.example" {
+			return 1
+		}
+		return 0
+	}})
+	if err != nil || len(got) != 1 || got[0].Host != "d.example" {
+		t.Fatalf("Next = %v, %v; want d.example's row", got, err)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if d := q.dir(0); d.off || len(d.take()) != 2 {
+		t.Errorf("list after the partition emptied: off %v, %d groups; want 2", d.off, len(d.take()))
+	}
+}

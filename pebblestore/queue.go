@@ -287,6 +287,9 @@ func (q *Queue) commit(b *pebble.Batch, delta map[int]int64) error {
 	}
 	for p, n := range delta {
 		q.count[p] += n
+		if d := q.dirs[p]; d != nil && d.off && q.count[p] == 0 {
+			*d = groupDir{set: make(map[string]struct{})} // no rows left: an empty list is exact
+		}
 	}
 	return nil
 }
@@ -449,7 +452,7 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 	// With the partition's groups (groupDir): gi is the first group after the current row's, empty the groups
 	// the scan went over without a row, exhausted whether it went to the partition's end.
 	gi := 0
-	var empty [][]byte
+	var empty []string
 	exhausted := false
 	canonical := true // every row offered sits at its item's ready key (see takenRows)
 	defer func() {
@@ -505,11 +508,11 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 		}
 		if groups != nil {
 			g := k[:sep+1]
-			for gi < len(groups) && bytes.Compare(groups[gi], g) < 0 {
+			for gi < len(groups) && groups[gi] < string(g) {
 				empty = append(empty, groups[gi])
 				gi++
 			}
-			if gi < len(groups) && bytes.Equal(groups[gi], g) {
+			if gi < len(groups) && groups[gi] == string(g) {
 				gi++
 			}
 		}
@@ -518,14 +521,14 @@ func (q *Queue) Next(ctx context.Context, partition int, now int64, lim queue.Li
 			if groups != nil {
 				// The next group of a host the Picker wants; none: the rest of the partition is not wanted.
 				j := gi
-				for j < len(groups) && !p.WantsBytes(groupHost(groups[j])) {
+				for j < len(groups) && !p.Wants(groupHost(groups[j])) {
 					j++
 				}
 				if j == len(groups) {
 					ok = false
 					break
 				}
-				s, gi = groups[j], j
+				s, gi = []byte(groups[j]), j
 			} else {
 				s = hostSkip(k, sep)
 			}
