@@ -330,16 +330,26 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			hosts = append(hosts, h)
 		}
 	}
-	for _, e := range events {
-		if le, ok := e.(*frontier.LinksExtracted); ok { // requestsOf without its slice
-			addReq(le.Request)
-			for _, l := range le.Links {
+	for _, e := range events { // the requests whose states an event involves, as requestsOf lists them
+		switch e := e.(type) {
+		case *frontier.LinksExtracted:
+			addReq(e.Request)
+			for _, l := range e.Links {
 				addReq(l)
 			}
-			continue
-		}
-		for _, r := range requestsOf(e) {
-			addReq(r)
+		case *frontier.PageCrawled:
+			if r := e.Response.Request; r != nil {
+				addReq(r)
+				for _, hop := range redirectHops(r) {
+					addReq(hop)
+				}
+			}
+		case *frontier.RequestError:
+			addReq(e.Request)
+		default:
+			for _, r := range requestsOf(e) {
+				addReq(r)
+			}
 		}
 	}
 	if err := c.load(ctx); err != nil {
@@ -446,7 +456,8 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	return nil
 }
 
-// requestsOf lists the requests whose states an event involves.
+// requestsOf lists the requests whose states an event involves (handle walks the common events' without the
+// slice).
 func requestsOf(e frontier.Message) []*frontier.Request {
 	switch e := e.(type) {
 	case *frontier.AddSeeds:
