@@ -92,7 +92,8 @@ func OpenStore(cfg StoreConfig, log *slog.Logger) (*Store, error) {
 	cache := pebble.NewCache(max(cfg.CacheBytes, 1<<20))
 	defer cache.Unref()
 	opts := &pebble.Options{FS: cfg.FS, Cache: cache, Logger: pebbleLogger{log},
-		MemTableSize: uint64(min(max(cfg.CacheBytes/8, 1<<20), 32<<20))}
+		MemTableSize:          uint64(min(max(cfg.CacheBytes/8, 1<<20), 32<<20)),
+		L0CompactionThreshold: 8, L0StopWritesThreshold: 24}
 	// Most puts look up a URL that is not there; table-level Bloom filters answer those without reading
 	// a block.
 	for i := range opts.Levels {
