@@ -74,7 +74,12 @@
 //
 // Measured figures are in bench/results/codec.md (BenchmarkAppendRequest, BenchmarkEncodeRequest, …). Encoding
 // a feed request allocates once (EncodeRequest) or never (AppendRequest with a reused buffer). Decoding allocates
-// per dynamic value, because frontier.Value is an interface: boxing a []byte or a float64 costs an allocation.
+// per dynamic value, because frontier.Value is an interface: boxing a float64 or a string costs an allocation.
+// Bins and int64s past 255 (a link's fingerprint and discovery time, in every link of the spider log) are the
+// exception: the msgpack decoder boxes them into small per-message slabs (boxBin, boxInt), one allocation per
+// 4 to 16 values. Go has no safe way to make an interface value point into a slab, so those two functions write
+// the empty interface's two words (type, data pointer) with package unsafe; TestBoxedValuesSurviveGC and the
+// -d=checkptr runs hold them to it, and a change of that layout in a future Go release would break them there.
 //
 // The package imports only the standard library and the root frontier package (plus msgpack/v5 and go-cmp in
 // tests). It must not import partition, bus or any store.
