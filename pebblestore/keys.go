@@ -359,34 +359,8 @@ func appendMergedPage(v []byte, old *pageRec, p *metadata.Page) []byte {
 	return appendBytes(v, old.redirect)
 }
 
-// appendMergedRecords appends to v the record of the merge of newer (a record written later) into older: the
-// same rule as metadata.Merge (a non-zero field of newer overwrites, first seen is kept once set), so merging
-// the records of pages a, b, c in any grouping gives appendPage(Merge(Merge(Merge(zero, a), b), c)).
-func appendMergedRecords(v []byte, older, newer *pageRec) []byte {
-	v = append(v, pageVersion)
-	v = appendBytes(v, pickBytes(newer.url, older.url))
-	first := older.firstSeen
-	if first == 0 {
-		first = newer.firstSeen
-	}
-	v = binary.AppendVarint(v, first)
-	v = binary.AppendVarint(v, pick(newer.lastFetched, older.lastFetched))
-	v = binary.AppendVarint(v, pick(newer.status, older.status))
-	v = binary.AppendVarint(v, pick(newer.depth, older.depth))
-	v = appendBytes(v, pickBytes(newer.contentType, older.contentType))
-	v = appendBytes(v, pickBytes(newer.errText, older.errText))
-	return appendBytes(v, pickBytes(newer.redirect, older.redirect))
-}
-
 func pick(newer, older int64) int64 {
 	if newer != 0 {
-		return newer
-	}
-	return older
-}
-
-func pickBytes(newer, older []byte) []byte {
-	if len(newer) != 0 {
 		return newer
 	}
 	return older
