@@ -55,6 +55,9 @@ type Store struct {
 	crawls       map[string]*crawlState
 	defaultDelay int64 // ms
 	active       bool
+	// seen holds every URL key the store was given to write (a Bloom filter): seekEach asks Pebble only for
+	// the keys it may hold.
+	seen *seenFilter
 	// hold, if set, keeps URLs from Get (a Gateway's run-time control, holdFunc): with key and u "" whether
 	// to hand out nothing at all, with u "" whether to skip the queue key, else whether to skip the URL u of
 	// that queue. Set before the store is used.
@@ -108,7 +111,7 @@ func OpenStore(cfg StoreConfig, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("urlfrontier: open %s: %w", cfg.Dir, err)
 	}
 	s := &Store{db: db, wo: pebble.NoSync, log: log, now: cfg.Now, crawls: map[string]*crawlState{},
-		defaultDelay: cfg.DefaultDelay.Milliseconds(), active: true}
+		seen: newSeenFilter(), defaultDelay: cfg.DefaultDelay.Milliseconds(), active: true}
 	if cfg.Sync {
 		s.wo = pebble.Sync
 	}
@@ -145,6 +148,9 @@ func (s *Store) load() error {
 	if err := it.Error(); err != nil {
 		return err
 	}
+	if err := s.loadSeen(); err != nil {
+		return err
+	}
 	if v, closer, err := s.db.Get(optDefaultDelay); err == nil {
 		d, _ := binary.Varint(v)
 		s.defaultDelay = d
@@ -164,6 +170,19 @@ func (s *Store) load() error {
 	}
 	s.log.Info("urlfrontier store opened", "crawls", len(s.crawls), "queues", n)
 	return nil
+}
+
+// loadSeen adds every stored URL key to s.seen.
+func (s *Store) loadSeen() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pURL}, UpperBound: []byte{pURL + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		s.seen.add(it.Key())
+	}
+	return it.Error()
 }
 
 func (s *Store) crawl(id string) *crawlState {
@@ -316,10 +335,24 @@ const seekMin = 16
 // seekEach calls f with every key of keys, which must be URL keys in ascending order, and the value stored at
 // it (ok false when none). The value is valid during f only. From seekMin keys on, one iterator walks forward
 // over them (SeekPrefixGE, so the tables' Bloom filters still answer for absent keys); below, a Get per key.
-// Reads take no lock, as lookup's.
+// A key s.seen never held is answered absent without either. Reads take no lock, as lookup's.
 func (s *Store) seekEach(keys [][]byte, f func(i int, v []byte, ok bool) error) error {
-	if len(keys) < seekMin {
-		for i, k := range keys {
+	maybe := make([]int, 0, len(keys))
+	for i, k := range keys {
+		if s.seen.mayContain(k) {
+			maybe = append(maybe, i)
+		} else if err := f(i, nil, false); err != nil {
+			return err
+		}
+	}
+	return s.seekStored(keys, maybe, f)
+}
+
+// seekStored is seekEach's Pebble side, for the keys keys[i] of the indices idx (ascending).
+func (s *Store) seekStored(keys [][]byte, idx []int, f func(i int, v []byte, ok bool) error) error {
+	if len(idx) < seekMin {
+		for _, i := range idx {
+			k := keys[i]
 			v, closer, err := s.db.Get(k)
 			if errors.Is(err, pebble.ErrNotFound) {
 				if err := f(i, nil, false); err != nil {
@@ -346,7 +379,8 @@ func (s *Store) seekEach(keys [][]byte, f func(i int, v []byte, ok bool) error) 
 		return err
 	}
 	defer it.Close()
-	for i, k := range keys {
+	for _, i := range idx {
+		k := keys[i]
 		if !it.SeekPrefixGE(k) || !bytes.Equal(it.Key(), k) {
 			if err := it.Error(); err != nil {
 				return err
@@ -500,6 +534,9 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 			q.delay = d
 		}
 		buf = r.encode(buf[:0])
+		if !pd.exists {
+			s.seen.add(uk) // before the commit: a reader then either finds it in seen or read before the write
+		}
 		_ = b.Set(uk, buf, nil)
 		pd.rec, pd.exists = r, true
 	}

@@ -1,0 +1,183 @@
+package urlfrontier
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSeenFilter: no key added is ever reported absent, across the filter's growth into layers, and few keys
+// not added are reported present.
+func TestSeenFilter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{
+		{"empty", 0},
+		{"one", 1},
+		{"first layer", seenFirstCap},
+		{"two layers", seenFirstCap + 1},
+		{"four layers", 10 * seenFirstCap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSeenFilter()
+			key := func(i int) []byte {
+				return urlKey("", fmt.Sprintf("h%d.test", i%1000), fmt.Sprintf("http://h%d.test/p%d", i%1000, i))
+			}
+			for i := range tc.n {
+				f.add(key(i))
+				f.add(key(i / 2)) // again: takes no room
+			}
+			for i := range tc.n {
+				if !f.mayContain(key(i)) {
+					t.Fatalf("key %d of %d added, reported absent", i, tc.n)
+				}
+			}
+			fp := 0
+			const probes = 20_000
+			for i := range probes {
+				if f.mayContain(key(tc.n + i)) {
+					fp++
+				}
+			}
+			if rate := float64(fp) / probes; rate > 0.05 {
+				t.Fatalf("%.1f%% of absent keys reported present", rate*100)
+			}
+			if want := 1; tc.n <= seenFirstCap && len(*f.layers.Load()) != want {
+				t.Fatalf("%d layers for %d keys", len(*f.layers.Load()), tc.n)
+			}
+		})
+	}
+	var f *seenFilter
+	f.add([]byte("u"))
+	if !f.mayContain([]byte("u")) || !f.mayContain([]byte("v")) {
+		t.Fatal("a nil filter must hold every key")
+	}
+}
+
+// TestSeenDifferential runs one random sequence of puts (discovered, known, feed), gets, purges, queue
+// deletions and restarts on a store with the filter and one without (seen nil: every lookup asks Pebble),
+// and wants the same answers from both.
+func TestSeenDifferential(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 23))
+			ctx := context.Background()
+			type side struct {
+				fs vfs.FS
+				c  *clock
+				s  *Store
+			}
+			var sides [2]*side
+			for k := range sides {
+				sd := &side{fs: vfs.NewMem(), c: &clock{t: time.Unix(1_800_000_000, 0)}}
+				sd.s = openTest(t, sd.fs, sd.c)
+				if k == 1 {
+					sd.s.seen = nil
+				}
+				if err := sd.s.SetDelay(ctx, "", "", 0); err != nil {
+					t.Fatal(err)
+				}
+				sides[k] = sd
+			}
+			defer func() {
+				for _, sd := range sides {
+					sd.s.Close()
+				}
+			}()
+			u := func() string { return fmt.Sprintf("http://h%d.test/p%d", rng.IntN(5), rng.IntN(60)) }
+			off := int64(0)
+			for step := range 400 {
+				switch op := rng.IntN(20); {
+				case op < 12:
+					puts := make([]Put, 1+rng.IntN(40))
+					for i := range puts {
+						switch rng.IntN(4) {
+						case 0:
+							puts[i] = known(u(), int64(rng.IntN(3))*1_800_000_100)
+						case 1:
+							off++
+							puts[i] = Put{Info: URLInfo{URL: u()}, feed: &feedEntry{src: []byte{byte(off)}, part: int32(rng.IntN(2)), off: off - int64(rng.IntN(2))*off/2}}
+						default:
+							puts[i] = disc(u())
+						}
+					}
+					var sts [2][]Status
+					for k, sd := range sides {
+						st, err := sd.s.Put(ctx, puts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						sts[k] = st
+					}
+					if diff := cmp.Diff(sts[1], sts[0]); diff != "" {
+						t.Fatalf("step %d: Put statuses (-no filter +filter):\n%s", step, diff)
+					}
+				case op < 15:
+					var got [2][]string
+					for k, sd := range sides {
+						got[k] = get(t, sd.s, GetParams{MaxURLsPerQueue: 3, Lease: 10 * time.Second})
+						sd.c.advance(4 * time.Second)
+					}
+					if !slices.Equal(got[0], got[1]) {
+						t.Fatalf("step %d: Get %v with the filter, %v without", step, got[0], got[1])
+					}
+				case op < 17:
+					key := fmt.Sprintf("h%d.test", rng.IntN(5))
+					var n [2]uint64
+					for k, sd := range sides {
+						var err error
+						if op == 15 {
+							n[k], err = sd.s.DeleteQueue(ctx, "", key)
+						} else {
+							n[k], err = sd.s.PurgeURLs(ctx, ListParams{Key: key}, 0)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					if n[0] != n[1] {
+						t.Fatalf("step %d: op %d removed %d with the filter, %d without", step, op, n[0], n[1])
+					}
+				case op < 18:
+					for k, sd := range sides {
+						if err := sd.s.Close(); err != nil {
+							t.Fatal(err)
+						}
+						sd.s = openTest(t, sd.fs, sd.c)
+						if k == 1 {
+							sd.s.seen = nil
+						}
+					}
+				default:
+					var n [2]uint64
+					for k, sd := range sides {
+						var err error
+						if n[k], err = sd.s.CountURLs(ctx, ListParams{}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if n[0] != n[1] {
+						t.Fatalf("step %d: CountURLs %d with the filter, %d without", step, n[0], n[1])
+					}
+				}
+			}
+			for i := range 5 {
+				for p := range 60 {
+					url := fmt.Sprintf("http://h%d.test/p%d", i, p)
+					a, errA := sides[0].s.URLStatus(ctx, "", "", url)
+					b, errB := sides[1].s.URLStatus(ctx, "", "", url)
+					if fmt.Sprint(errA) != fmt.Sprint(errB) || !cmp.Equal(a, b) {
+						t.Fatalf("URLStatus(%s): %+v, %v with the filter; %+v, %v without", url, a, errA, b, errB)
+					}
+				}
+			}
+		})
+	}
+}
