@@ -321,7 +321,7 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 		}
 	}
 	c := &batchContext{ctx: ctx, w: w, reqs: make(map[*frontier.Request]int32, n), info: make([]reqInfo, 0, n),
-		idx: make(map[string]int32, n), order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n),
+		idx: newFPIndex(n), order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n),
 		isDirty: make([]bool, 0, n)}
 	var hosts []string // the requests' hosts for the counters' prefetch, a run of one host listed once
 	addReq := func(r *frontier.Request) {
@@ -569,10 +569,10 @@ type batchContext struct {
 	lastDomain    *frontier.Entry
 	lastDomainLen int
 	lastHost      string
-	// The batch's states: idx maps string(fingerprint) to the index of the fingerprint in order and of its
-	// state in entries, so that reading or changing a state converts no fingerprint to a string (a map
-	// assignment would) and allocates nothing per URL beyond its first sight.
-	idx     map[string]int32
+	// The batch's states: idx maps each fingerprint to the index of the fingerprint in order and of its
+	// state in entries, so that reading or changing a state converts no fingerprint to a string and allocates
+	// nothing per URL beyond its first sight (fpIndex: not even a key then).
+	idx     fpIndex
 	order   []frontier.Fingerprint // each fingerprint once; the ones added before load are read in one call
 	entries []state.Entry
 	isDirty []bool
@@ -615,7 +615,7 @@ func (c *batchContext) loadedState(r *frontier.Request) frontier.State {
 		return frontier.NotCrawled
 	}
 	if p.st < 0 {
-		j, ok := c.idx[string(p.fp)]
+		j, ok := c.idx.get(p.fp)
 		if !ok {
 			return frontier.NotCrawled
 		}
@@ -758,7 +758,7 @@ func (c *batchContext) add(r *frontier.Request) {
 	if fp == nil || p.st >= 0 {
 		return
 	}
-	if i, ok := c.idx[string(fp)]; ok {
+	if i, ok := c.idx.get(fp); ok {
 		p.st = i
 	} else {
 		p.st = c.push(fp, state.Entry{})
@@ -779,7 +779,7 @@ func (c *batchContext) load(ctx context.Context) error {
 // push adds fp, not yet in the batch, with its entry e, and returns its index.
 func (c *batchContext) push(fp frontier.Fingerprint, e state.Entry) int32 {
 	i := int32(len(c.order))
-	c.idx[string(fp)] = i
+	c.idx.put(fp, i)
 	c.order = append(c.order, fp)
 	c.entries = append(c.entries, e)
 	c.isDirty = append(c.isDirty, false)
@@ -839,7 +839,7 @@ func (c *batchContext) SetState(r *frontier.Request, s frontier.State) {
 // index returns the index of fp's entry, reading it (through the cache) when the batch did not load it: a
 // request the strategy made itself, such as a domain's home page.
 func (c *batchContext) index(fp frontier.Fingerprint) int32 {
-	if i, ok := c.idx[string(fp)]; ok {
+	if i, ok := c.idx.get(fp); ok {
 		return i
 	}
 	out, found := make([]state.Entry, 1), make([]bool, 1)
