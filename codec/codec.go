@@ -80,6 +80,9 @@
 // 4 to 16 values. Go has no safe way to make an interface value point into a slab, so those two functions write
 // the empty interface's two words (type, data pointer) with package unsafe; TestBoxedValuesSurviveGC and the
 // -d=checkptr runs hold them to it, and a change of that layout in a future Go release would break them there.
+// The URLs of a list of requests (a links_extracted's links, an add_seeds' seeds) are likewise copied into one
+// slab per list and made strings with unsafe.String (listURL), each slab byte written once before its string
+// is made: one allocation per list instead of one per URL.
 //
 // The package imports only the standard library and the root frontier package (plus msgpack/v5 and go-cmp in
 // tests). It must not import partition, bus or any store.

@@ -118,6 +118,8 @@ type mpReader struct {
 	bins                 [][]byte           // slab of the boxed bins' headers (boxBin)
 	ints                 []int64            // slab of the boxed ints (boxInt)
 	reqs                 []frontier.Request // slab for the requests of a links or seeds list
+	urls                 []byte             // slab for the URLs of a links or seeds list (listURL)
+	listLeft             int                // while a list is read, its requests not read yet (request), else 0
 	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
 	// request's domain map with the same bytes shares that value instead of being built again (see
 	// sharedDomain).
@@ -404,16 +406,48 @@ func (d *mpReader) rawStrOrBin(what string, acceptStr, acceptBin bool) ([]byte, 
 
 // str reads a str, or a bin holding UTF-8 (Frontera's to_native_str accepts both for urls and errors).
 func (d *mpReader) str(what string) (string, error) {
-	start := d.off
-	p, isStr, err := d.rawStrOrBin(what, true, true)
+	p, err := d.strBytes(what)
 	if err != nil {
 		return "", err
 	}
+	return string(p), nil
+}
+
+// strBytes is str's bytes, aliasing the input.
+func (d *mpReader) strBytes(what string) ([]byte, error) {
+	start := d.off
+	p, isStr, err := d.rawStrOrBin(what, true, true)
+	if err != nil {
+		return nil, err
+	}
 	if !isStr && !utf8.Valid(p) {
 		d.off = start
-		return "", d.errf(ErrMalformed, "%s is a bin that is not valid UTF-8", what)
+		return nil, d.errf(ErrMalformed, "%s is a bin that is not valid UTF-8", what)
 	}
-	return string(p), nil
+	return p, nil
+}
+
+// maxURLSlab bounds a slab of list URLs (listURL), but never below the one URL it is made for.
+const maxURLSlab = 16 << 10
+
+// listURL is str("url") for a request of a list (requests) of which left requests, this one included, are not
+// read yet: the list's URLs are copied into a slab the reader keeps (sized for this URL and the list's next
+// ones if about as long, at most the input left), one allocation for many instead of one per link, as the
+// list's requests share one (d.reqs). The slab is written only past its length, each string's bytes once,
+// before the string is made, so the strings never change. A URL kept after decoding keeps its slab alive, as a
+// kept link keeps its list's request slab.
+func (d *mpReader) listURL(left int) (string, error) {
+	p, err := d.strBytes("url")
+	if err != nil || len(p) == 0 {
+		return "", err
+	}
+	if cap(d.urls)-len(d.urls) < len(p) {
+		next := min(len(d.b)-d.off, (left-1)*(len(p)+len(p)/4+8), maxURLSlab) // the next URLs lie in the input left
+		d.urls = make([]byte, 0, len(p)+max(next, 0))
+	}
+	l := len(d.urls)
+	d.urls = append(d.urls, p...)
+	return unsafe.String(&d.urls[l], len(p)), nil
 }
 
 func (d *mpReader) bin(what string) ([]byte, error) {
@@ -1107,7 +1141,13 @@ func (d *mpReader) request() (*frontier.Request, error) {
 	} else {
 		r = &frontier.Request{}
 	}
-	if r.URL, err = d.str("url"); err != nil {
+	if d.listLeft > 0 {
+		r.URL, err = d.listURL(d.listLeft)
+		d.listLeft--
+	} else {
+		r.URL, err = d.str("url")
+	}
+	if err != nil {
 		return nil, err
 	}
 	if c, _ := d.peek("method"); c == 0xc0 {
@@ -1200,10 +1240,13 @@ func (d *mpReader) requests(what string) ([]*frontier.Request, error) {
 	// least 6 bytes, so the slab stays proportional to the input.
 	d.reqs = make([]frontier.Request, 0, min(n, (len(d.b)-d.off)/6+1))
 	for i := range out {
+		d.listLeft = n - i
 		if out[i], err = d.request(); err != nil {
+			d.listLeft = 0
 			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
 		}
 	}
+	d.listLeft = 0
 	return out, nil
 }
 
