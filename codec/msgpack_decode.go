@@ -1125,7 +1125,11 @@ func (d *mpReader) headerValues(name []byte, build bool) ([][]byte, error) {
 
 var methods = map[string]string{"GET": "GET", "POST": "POST", "HEAD": "HEAD", "PUT": "PUT", "DELETE": "DELETE"}
 
-func (d *mpReader) request() (*frontier.Request, error) {
+func (d *mpReader) request() (*frontier.Request, error) { return d.requestInto(nil) }
+
+// requestInto reads a request into r, or, r nil, into the list's slab (requests) or a new one. A message that
+// carries one request allocates it with the message (message): one allocation for both.
+func (d *mpReader) requestInto(r *frontier.Request) (*frontier.Request, error) {
 	n, err := d.arrayLen("request")
 	if err != nil {
 		return nil, err
@@ -1134,12 +1138,13 @@ func (d *mpReader) request() (*frontier.Request, error) {
 		d.off--
 		return nil, d.errf(ErrMalformed, "request array has %d elements, want 5 [url, method, headers, cookies, meta]", n)
 	}
-	var r *frontier.Request
-	if len(d.reqs) < cap(d.reqs) {
-		d.reqs = d.reqs[:len(d.reqs)+1]
-		r = &d.reqs[len(d.reqs)-1]
-	} else {
-		r = &frontier.Request{}
+	if r == nil {
+		if len(d.reqs) < cap(d.reqs) {
+			d.reqs = d.reqs[:len(d.reqs)+1]
+			r = &d.reqs[len(d.reqs)-1]
+		} else {
+			r = &frontier.Request{}
+		}
 	}
 	if d.listLeft > 0 {
 		r.URL, err = d.listURL(d.listLeft)
@@ -1188,6 +1193,15 @@ func (d *mpReader) request() (*frontier.Request, error) {
 }
 
 func (d *mpReader) response() (*frontier.Response, error) {
+	var rr struct {
+		resp frontier.Response
+		req  frontier.Request
+	}
+	return d.responseInto(&rr.resp, &rr.req)
+}
+
+// responseInto reads a response into r, and its request's meta into req (r.Request).
+func (d *mpReader) responseInto(r *frontier.Response, req *frontier.Request) (*frontier.Response, error) {
 	n, err := d.arrayLen("response")
 	if err != nil {
 		return nil, err
@@ -1196,7 +1210,7 @@ func (d *mpReader) response() (*frontier.Response, error) {
 		d.off--
 		return nil, d.errf(ErrMalformed, "response array has %d elements, want 5 [url, status, meta, headers, body]", n)
 	}
-	r := &frontier.Response{Request: &frontier.Request{}}
+	r.Request = req
 	if r.URL, err = d.str("url"); err != nil {
 		return nil, err
 	}
@@ -1288,14 +1302,25 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 	d.keep = d.metaKeep
 	switch string(tag) {
 	case frontier.TagPageCrawled:
-		r, err := d.response()
+		// The message, its response and its request in one allocation (as the other messages below).
+		m := &struct {
+			m    frontier.PageCrawled
+			resp frontier.Response
+			req  frontier.Request
+		}{}
+		r, err := d.responseInto(&m.resp, &m.req)
 		if err != nil {
 			return nil, name, err
 		}
-		return &frontier.PageCrawled{Response: r}, name, nil
+		m.m.Response = r
+		return &m.m, name, nil
 	case frontier.TagLinksExtracted:
 		d.keep = d.linksKeep
-		r, err := d.request()
+		m := &struct {
+			m   frontier.LinksExtracted
+			req frontier.Request
+		}{}
+		r, err := d.requestInto(&m.req)
 		if err != nil {
 			d.keep = nil
 			return nil, name, fmt.Errorf("request: %w", err)
@@ -1305,9 +1330,14 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		if err != nil {
 			return nil, name, err
 		}
-		return &frontier.LinksExtracted{Request: r, Links: links}, name, nil
+		m.m = frontier.LinksExtracted{Request: r, Links: links}
+		return &m.m, name, nil
 	case frontier.TagRequestError:
-		r, err := d.request()
+		m := &struct {
+			m   frontier.RequestError
+			req frontier.Request
+		}{}
+		r, err := d.requestInto(&m.req)
 		if err != nil {
 			return nil, name, fmt.Errorf("request: %w", err)
 		}
@@ -1315,7 +1345,8 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		if err != nil {
 			return nil, name, err
 		}
-		return &frontier.RequestError{Request: r, Error: e}, name, nil
+		m.m = frontier.RequestError{Request: r, Error: e}
+		return &m.m, name, nil
 	case frontier.TagOffset:
 		p, err := d.int64("partition")
 		if err != nil {
@@ -1330,7 +1361,11 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		}
 		return &frontier.Offset{Partition: int(p), Offset: o}, name, nil
 	case frontier.TagUpdateScore:
-		r, err := d.request()
+		m := &struct {
+			m   frontier.UpdateScore
+			req frontier.Request
+		}{}
+		r, err := d.requestInto(&m.req)
 		if err != nil {
 			return nil, name, fmt.Errorf("request: %w", err)
 		}
@@ -1342,7 +1377,8 @@ func (d *mpReader) message() (frontier.Message, string, error) {
 		if err != nil {
 			return nil, name, err
 		}
-		return &frontier.UpdateScore{Request: r, Score: s, Schedule: sch}, name, nil
+		m.m = frontier.UpdateScore{Request: r, Score: s, Schedule: sch}
+		return &m.m, name, nil
 	case frontier.TagNewJobID:
 		id, err := d.int64("job id")
 		if err != nil {
