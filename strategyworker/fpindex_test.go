@@ -63,3 +63,23 @@ func TestFPIndexPutAllocatesNoKey(t *testing.T) {
 		t.Errorf("%v allocations for 64 fingerprints, want the map's only", allocs)
 	}
 }
+
+func TestHostKey(t *testing.T) {
+	c := &batchContext{}
+	var keys [][]byte
+	hosts := []string{"a.example", "a.example", "b.example", "", "", "a.example"}
+	for _, h := range hosts {
+		keys = append(keys, c.hostKey(h))
+	}
+	for i, h := range hosts {
+		if string(keys[i]) != h || keys[i] == nil {
+			t.Errorf("key %d = %q, want %q", i, keys[i], h)
+		}
+	}
+	if &keys[0][0] != &keys[1][0] {
+		t.Error("a run of one host does not share its key")
+	}
+	if &keys[1][0] == &keys[5][0] {
+		t.Error("a host met again after another shares a key it should have made anew")
+	}
+}

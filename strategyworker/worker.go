@@ -578,8 +578,12 @@ type batchContext struct {
 	isDirty []bool
 	dirty   []int32 // the indices of the changed states, each once
 	out     []bus.Message
-	encBuf  []byte // what the batch's update_score messages are encoded into (encode)
-	seeding bool   // the strategy is handling seeds: the scope's budgets do not apply
+	// lastKey is the bus key of the last message scheduled, for host lastKeyHost: the messages of a run of one
+	// host (a page's links) share it, read-only as every bus key is, instead of a conversion each.
+	lastKeyHost string
+	lastKey     []byte
+	encBuf      []byte // what the batch's update_score messages are encoded into (encode)
+	seeding     bool   // the strategy is handling seeds: the scope's budgets do not apply
 }
 
 // reqInfo is what the batch worked out about one request (batchContext.reqs).
@@ -928,7 +932,7 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 		return fmt.Errorf("strategyworker: encode update_score for %s: %w", r.URL, err)
 	}
 	host := c.host(r)
-	c.out = append(c.out, bus.Message{Key: []byte(host), Value: v})
+	c.out = append(c.out, bus.Message{Key: c.hostKey(host), Value: v})
 	if ctl := c.w.deps.Control; ctl != nil && ctl.Blocked(host) {
 		c.w.m.blocked.Inc() // queued all the same: the DB workers hold it until the host is unblocked
 		c.w.nBlocked.Add(1)
@@ -937,6 +941,14 @@ func (c *batchContext) Schedule(r *frontier.Request, score float64) error {
 		c.w.scope.scheduled(c, r, u)
 	}
 	return nil
+}
+
+// hostKey is []byte(host), shared by the messages scheduled in a row for one host.
+func (c *batchContext) hostKey(host string) []byte {
+	if c.lastKey == nil || host != c.lastKeyHost {
+		c.lastKeyHost, c.lastKey = host, []byte(host)
+	}
+	return c.lastKey
 }
 
 // encSlab bounds the buffers the batch's update_score messages are encoded into (batchContext.encode).
