@@ -128,3 +128,13 @@ func TestListURLBinAndErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestIsContainer: isContainer agrees with typeName on every type byte.
+func TestIsContainer(t *testing.T) {
+	for c := range 256 {
+		want := typeName(byte(c)) == "map" || typeName(byte(c)) == "array"
+		if got := isContainer(byte(c)); got != want {
+			t.Errorf("isContainer(0x%02x) = %v, want %v (%s)", c, got, want, typeName(byte(c)))
+		}
+	}
+}

@@ -273,6 +273,12 @@ func typeName(c byte) string {
 	return fmt.Sprintf("ext (0x%02x)", c)
 }
 
+// isContainer reports whether c starts a map or an array (typeName "map" or "array") without building a name:
+// every map key is checked.
+func isContainer(c byte) bool {
+	return c >= 0x80 && c <= 0x9f || c >= 0xdc && c <= 0xdf
+}
+
 func (d *mpReader) wrongType(want string, c byte) error {
 	return d.errf(ErrMalformed, "want %s, got %s", want, typeName(c))
 }
@@ -812,7 +818,7 @@ func (d *mpReader) mapValue(what string, depth int) (frontier.Map, error) {
 		if err != nil {
 			return nil, err
 		}
-		if typeName(c) == "map" || typeName(c) == "array" {
+		if isContainer(c) {
 			return nil, d.errf(ErrMalformed, "map key is an unhashable %s", typeName(c))
 		}
 		k, err := d.mapKey(depth + 1)
@@ -853,7 +859,7 @@ func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
 		if err != nil {
 			return nil, err
 		}
-		if typeName(c) == "map" || typeName(c) == "array" {
+		if isContainer(c) {
 			return nil, d.errf(ErrMalformed, "map key is an unhashable %s", typeName(c))
 		}
 		k, err := d.mapKey(depth + 1)
