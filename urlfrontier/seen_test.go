@@ -181,3 +181,34 @@ func TestSeenDifferential(t *testing.T) {
 		})
 	}
 }
+
+// TestSeenFilterFull: a filter that reaches its bound stops growing and from then on holds every key, those
+// it recorded and those it could not.
+func TestSeenFilterFull(t *testing.T) {
+	f := newSeenFilter()
+	// Room for the first layer and the second, not a third.
+	f.maxBytes = 8 * (len(newSeenLayer(seenFirstCap).words) + len(newSeenLayer(2*seenFirstCap).words))
+	key := func(i int) []byte { return []byte(fmt.Sprintf("http://h%d.test/p%d", i%100, i)) }
+	n := 0
+	for ; !f.saturated(); n++ {
+		if n > 10*seenFirstCap {
+			t.Fatal("the filter never filled")
+		}
+		f.add(key(n))
+	}
+	if got := len(*f.layers.Load()); got != 2 {
+		t.Fatalf("%d layers at the bound, want 2", got)
+	}
+	if n <= 3*seenFirstCap {
+		t.Fatalf("full after %d keys, before both layers took theirs", n)
+	}
+	for i := range n + 1000 {
+		if !f.mayContain(key(i)) {
+			t.Fatalf("key %d reported absent by a full filter", i)
+		}
+	}
+	f.add(key(n + 1))
+	if got := len(*f.layers.Load()); got != 2 {
+		t.Fatalf("%d layers after an add to a full filter", got)
+	}
+}

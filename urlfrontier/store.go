@@ -172,14 +172,14 @@ func (s *Store) load() error {
 	return nil
 }
 
-// loadSeen adds every stored URL key to s.seen.
+// loadSeen adds every stored URL key to s.seen, until it is full.
 func (s *Store) loadSeen() error {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pURL}, UpperBound: []byte{pURL + 1}})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	for it.First(); it.Valid(); it.Next() {
+	for it.First(); it.Valid() && !s.seen.saturated(); it.Next() {
 		s.seen.add(it.Key())
 	}
 	return it.Error()
