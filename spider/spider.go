@@ -22,6 +22,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider/links"
+	"github.com/frontiercrawl/frontier/spider/robots"
 )
 
 // Codec is the part of a wire codec (package codec) the spider uses. codec.Msgpack and codec.JSON satisfy it.
@@ -80,7 +81,7 @@ type Spider struct {
 	log       *slog.Logger
 	m         *metrics
 	id        Identity
-	agent     string
+	agent     string // the User-Agent's product token, for robots.txt
 	fetcher   *fetcher
 	robotsF   *fetcher
 	robots    *robotsCache
@@ -163,7 +164,7 @@ func New(cfg Config, deps Deps) (*Spider, error) {
 		log:       deps.Logger,
 		m:         newMetrics(deps.Registerer),
 		id:        deps.Identity,
-		agent:     cfg.UserAgent,
+		agent:     robots.ProductToken(cfg.UserAgent), // lower-case: the robots calls do not lower it again
 		tracker:   newTrackerBounded(cfg.MaxPending, cfg.MaxUncommitted),
 		reports:   make(chan *outcome, 2*cfg.MaxInFlight),
 		hosts:     make(map[string]*host),

@@ -259,22 +259,47 @@ func (r *Rules) selected(token string) []*group {
 	var named, star []*group
 	for i := range r.groups {
 		g := &r.groups[i]
-		for _, a := range g.agents {
-			switch {
-			case a == "*":
-				star = append(star, g)
-			case a != "" && a == token:
-				named = append(named, g)
-			default:
-				continue
-			}
-			break
+		switch g.selects(token) {
+		case selNamed:
+			named = append(named, g)
+		case selStar:
+			star = append(star, g)
 		}
 	}
 	if len(named) > 0 {
 		return named
 	}
 	return star
+}
+
+// How a group is selected for a product token: by name, by "*", or not at all. The group's first agent
+// line that matches decides.
+const (
+	selNone = iota
+	selNamed
+	selStar
+)
+
+func (g *group) selects(token string) int {
+	for _, a := range g.agents {
+		switch {
+		case a == "*":
+			return selStar
+		case a != "" && a == token:
+			return selNamed
+		}
+	}
+	return selNone
+}
+
+// anyNamed reports whether a group names token (so selected returns the named groups, not the "*" ones).
+func (r *Rules) anyNamed(token string) bool {
+	for i := range r.groups {
+		if r.groups[i].selects(token) == selNamed {
+			return true
+		}
+	}
+	return false
 }
 
 // Allowed reports whether the agent (a product token or a whole User-Agent value) may fetch pathQuery, the
@@ -313,8 +338,14 @@ func (r *Rules) Allowed(agent, pathQuery string) bool {
 func (r *Rules) CrawlDelay(agent string) (time.Duration, bool) {
 	var d time.Duration
 	found := false
-	for _, g := range r.selected(ProductToken(agent)) {
-		if g.hasDelay && (!found || g.crawlDelay > d) {
+	token := ProductToken(agent)
+	want := selStar
+	if r.anyNamed(token) {
+		want = selNamed
+	}
+	for i := range r.groups { // selected's groups, without building the slice
+		g := &r.groups[i]
+		if g.hasDelay && g.selects(token) == want && (!found || g.crawlDelay > d) {
 			d, found = g.crawlDelay, true
 		}
 	}
