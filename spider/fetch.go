@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -32,8 +34,12 @@ import (
 // fetcher performs one request, following redirects itself only when follow is set (robots.txt); otherwise a
 // 3xx answer is the result and its resolved target is in Fetched.Location. Safe for concurrent use.
 type fetcher struct {
-	cfg    Config
-	client *http.Client
+	cfg Config
+	// rt sends the requests. The fetcher does what net/http's Client would do for it (send, in clientRoundTrip)
+	// and no more: the Client's per-request work (a copy of the header for redirects it never follows, the
+	// Location parsed twice, a url.Error wrapped and unwrapped) was CPU the least crawler of bench/crawl does not
+	// pay for its own work.
+	rt     http.RoundTripper
 	follow bool
 	// budget bounds the body bytes in memory over all fetches (nil: no budget, bodies in memory); bodies past
 	// cfg.SpillBytes, or refused by the budget, go to a temporary file in spillDir.
@@ -72,10 +78,7 @@ func newTransport(cfg Config, deps Deps) *http.Transport {
 }
 
 func newFetcher(cfg Config, rt http.RoundTripper, follow bool) *fetcher {
-	return &fetcher{cfg: cfg, follow: follow, client: &http.Client{
-		Transport:     rt,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &fetcher{cfg: cfg, follow: follow, rt: rt}
 }
 
 // redirectCheck is asked before following a redirect to u; a non-nil error stops the chain and is reported.
@@ -96,23 +99,22 @@ func (f *fetcher) fetch(ctx context.Context, req *frontier.Request, u *url.URL, 
 	body := req.Body
 	first := true
 	for hop := 0; ; hop++ {
-		hreq, err := f.newRequest(ctx, method, u, body, req, first)
-		if err != nil {
-			return nil, err
-		}
 		var remote string
 		trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
 			if ci.Conn != nil {
 				remote = ci.Conn.RemoteAddr().String()
 			}
 		}}
-		hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
-		resp, err := f.client.Do(hreq)
+		hreq, err := f.newRequest(httptrace.WithClientTrace(ctx, trace), method, u, body, req, first)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := f.roundTrip(hreq)
 		if onAnswer != nil {
 			onAnswer(u, time.Now()) // also on error: the host may have seen the request
 		}
 		if err != nil {
-			return errorResult(out), unwrapURLError(err)
+			return errorResult(out), err
 		}
 		if loc := resp.Header.Get("Location"); isRedirect(resp.StatusCode) && loc != "" && !f.follow {
 			// The frontier follows: the target goes back through the URL-seen test as a link.
@@ -154,6 +156,7 @@ func (f *fetcher) fetch(ctx context.Context, req *frontier.Request, u *url.URL, 
 			continue
 		}
 		out.URL, out.Status, out.Proto, out.Header = u.String(), resp.StatusCode, resp.Proto, resp.Header
+		out.finalURL = u
 		out.RequestHeader, out.Method, out.RemoteAddr = hreq.Header, method, remote
 		head, err := f.readBody(ctx, resp, out)
 		resp.Body.Close()
@@ -183,15 +186,19 @@ func isRedirect(status int) bool {
 	return false
 }
 
+// newRequest is the request for u: what http.NewRequestWithContext(ctx, method, u.String(), body) makes, without
+// printing u and parsing it again (the URL is a copy of u; the Host is u's, without an empty port, as there).
 func (f *fetcher) newRequest(ctx context.Context, method string, u *url.URL, body []byte, req *frontier.Request, first bool) (*http.Request, error) {
 	var rd io.Reader
 	if len(body) > 0 {
 		rd = bytes.NewReader(body)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	hreq, err := http.NewRequestWithContext(ctx, method, "", rd)
 	if err != nil {
 		return nil, named(ErrNameInvalidURL, err)
 	}
+	uc := *u
+	hreq.URL, hreq.Host = &uc, strings.TrimSuffix(u.Host, ":") // net/http's removeEmptyPort
 	h := hreq.Header
 	if first {
 		for _, x := range req.Headers {
@@ -218,7 +225,63 @@ func (f *fetcher) newRequest(ctx context.Context, method string, u *url.URL, bod
 		h.Set("Accept-Language", "en")
 	}
 	h.Set("Accept-Encoding", "gzip, br")
+	if ui := hreq.URL.User; ui != nil && h.Get("Authorization") == "" {
+		// What the Client's send does for a URL with user info (net/http's basicAuth).
+		pw, _ := ui.Password()
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(ui.Username()+":"+pw)))
+	}
 	return hreq, nil
+}
+
+// roundTrip sends hreq as a net/http Client without Jar or Timeout whose CheckRedirect answers
+// http.ErrUseLastResponse would (the fetcher follows redirects itself), and returns the response, or the error
+// as unwrapURLError would leave the Client's (the same text, the same cause): a transport error (a TLS record
+// header that reads "HTTP/" is http.ErrSchemeMismatch), or, for a redirect status, a Location that
+// the request's URL does not resolve. The Client's other work (a header copy, redirect requests built and
+// dropped) has no effect when the last response is used.
+func (f *fetcher) roundTrip(hreq *http.Request) (*http.Response, error) {
+	resp, err := f.rt.RoundTrip(hreq)
+	if err != nil {
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, clientError(hreq, err)
+	}
+	if resp == nil {
+		return nil, clientError(hreq, fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", f.rt))
+	}
+	if resp.Body == nil {
+		if resp.ContentLength > 0 && hreq.Method != http.MethodHead {
+			return nil, clientError(hreq, fmt.Errorf("http: RoundTripper implementation (%T) returned a *Response with content length %d but a nil Body", f.rt, resp.ContentLength))
+		}
+		resp.Body = io.NopCloser(strings.NewReader(""))
+	}
+	if isRedirect(resp.StatusCode) && !(hreq.GetBody == nil && hreq.ContentLength != 0 && (resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect)) {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if _, err := hreq.URL.Parse(loc); err != nil {
+				resp.Body.Close()
+				return nil, clientError(hreq, fmt.Errorf("failed to parse Location header %q: %v", loc, err))
+			}
+		}
+	}
+	return resp, nil
+}
+
+// clientError is unwrapURLError of the *url.Error a net/http Client returns for hreq's err.
+func clientError(hreq *http.Request, err error) error {
+	op := "Get"
+	if m := hreq.Method; m != "" {
+		op = m[:1] + strings.ToLower(m[1:])
+	}
+	return fmt.Errorf("%s %s: %w", op, stripPassword(hreq.URL), err)
+}
+
+// stripPassword is net/http's: u printed with its password, if any, as ***.
+func stripPassword(u *url.URL) string {
+	if _, set := u.User.Password(); set {
+		return strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":***@", 1)
+	}
+	return u.String()
 }
 
 // unwrapURLError removes net/http's *url.Error wrapper (its text repeats the URL) but keeps the cause.
@@ -354,10 +417,8 @@ func (f *fetcher) streamBody(w *bodyBuffer, lr io.Reader, resp *http.Response, o
 	br.Reset(body)
 	defer func() { br.Reset(nil); streamBufs.Put(br) }()
 	if _, html := contentType(resp.Header.Get("Content-Type"), w.head); html && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		if u, err := url.Parse(out.URL); err == nil {
-			out.Links = links.ExtractReader(u, br, links.Options{MaxLinks: f.cfg.MaxLinksPerPage})
-			out.linksDone = true
-		}
+		out.Links = links.ExtractReader(out.finalURL, br, links.Options{MaxLinks: f.cfg.MaxLinksPerPage})
+		out.linksDone = true
 	}
 	if _, err := br.Discard(math.MaxInt); err != nil && err != io.EOF { // the rest, unparsed, in 64 KiB steps
 		return err

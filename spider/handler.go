@@ -3,6 +3,7 @@ package spider
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -97,6 +98,8 @@ type Fetched struct {
 	// the body's digest computed then (bodyDigest; see fetcher.streamBody).
 	linksDone bool
 	digestHex string
+	// finalURL is URL parsed: the *url.URL it was printed from (nil in a Fetched not made by a fetch).
+	finalURL *url.URL
 
 	// The body's share of the memory budget (Config.BodyBudgetBytes), and its spill file while it is on disk.
 	budget    *byteBudget

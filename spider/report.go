@@ -59,7 +59,10 @@ func (s *Spider) reportPage(ctx context.Context, it *item, f *Fetched) {
 	if f.Truncated {
 		s.m.truncated.Inc()
 	}
-	final, _ := url.Parse(f.URL)
+	final := f.finalURL // URL's *url.URL, not parsed again
+	if final == nil {
+		final, _ = url.Parse(f.URL)
+	}
 	if f.HTML && !f.linksDone && f.Status >= 200 && f.Status < 300 && final != nil {
 		f.Links = links.Extract(final, f.Body, links.Options{MaxLinks: s.cfg.MaxLinksPerPage})
 	}

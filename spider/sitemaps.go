@@ -141,7 +141,7 @@ func (s *Spider) processSitemap(ctx context.Context, it *item) {
 func (s *Spider) fetchSitemap(ctx context.Context, it *item) (status int, header http.Header, final string, entries []*frontier.Request, err error) {
 	ctx, cancel := context.WithTimeout(s.withHeldIP(ctx, it.u), s.cfg.RequestTimeout)
 	defer cancel()
-	client := &http.Client{Transport: s.fetcher.client.Transport, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+	client := &http.Client{Transport: s.fetcher.rt, CheckRedirect: func(r *http.Request, via []*http.Request) error {
 		if len(via) > maxSitemapRedirects {
 			return named(ErrNameTooManyRedirects, fmt.Errorf("sitemap %s: more than %d redirects", it.req.URL, maxSitemapRedirects))
 		}
