@@ -226,8 +226,8 @@ func newDNSCache(size int, ttl, errTTL time.Duration, resolve func(context.Conte
 
 // peek returns host's cached address, or "".
 func (c *dnsCache) peek(host string) string {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.Unmap().String()
+	if ip, ok := ipLiteral(host); ok {
+		return ip
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -237,11 +237,25 @@ func (c *dnsCache) peek(host string) string {
 	return ""
 }
 
+// ipLiteral is host's address when host is an IP literal: netip.ParseAddr(host).Unmap().String(), without
+// printing an IPv4 address (ParseAddr takes one only in the dotted decimal form String prints, no leading
+// zeros), which peek did on every answer of a host named by its address.
+func ipLiteral(host string) (string, bool) {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", false
+	}
+	if a.Is4() {
+		return host, true
+	}
+	return a.Unmap().String(), true
+}
+
 // lookup returns host's address: an IP literal as it is, a cached answer, or a new lookup (one at a time per
 // name: concurrent callers wait for it). "" when the name does not resolve (or ctx ends).
 func (c *dnsCache) lookup(ctx context.Context, host string) string {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.Unmap().String()
+	if ip, ok := ipLiteral(host); ok {
+		return ip
 	}
 	for {
 		c.mu.Lock()
