@@ -198,7 +198,8 @@ func BenchmarkDecodeLinksMeta(b *testing.B) {
 	keep := func(k []byte) bool {
 		return string(k) == frontier.MetaKeyFingerprint || string(k) == frontier.MetaKeyDepth
 	}
-	for _, mode := range []string{"whole", "links-meta", "decoder"} {
+	dbSkim := Skim{LinksMeta: keep, Meta: keep, Headers: func([]byte) bool { return false }, Borrow: true}
+	for _, mode := range []string{"whole", "links-meta", "decoder", "strategy-skim", "db-skim"} {
 		b.Run(mode, func(b *testing.B) {
 			b.ReportAllocs()
 			dec := NewMsgpackDecoder()
@@ -212,6 +213,10 @@ func BenchmarkDecodeLinksMeta(b *testing.B) {
 					_, err = Msgpack{}.DecodeMessage(p)
 				case "decoder":
 					_, err = dec.DecodeMessage(p)
+				case "strategy-skim": // the strategy worker's decode
+					_, err = dec.DecodeMessageSkim(p, Skim{Borrow: true})
+				case "db-skim": // the DB worker's links role's, near enough
+					_, err = dec.DecodeMessageSkim(p, dbSkim)
 				default:
 					_, err = Msgpack{}.DecodeMessageLinksMeta(p, keep)
 				}

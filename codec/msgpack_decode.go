@@ -51,9 +51,35 @@ func (Msgpack) NewMessageDecoder() MessageDecoder { return NewMsgpackDecoder() }
 // its partition's hosts), and building a domain map costs seven boxed bins and its entries. As within one
 // message (sharedDomain), the decoded domain maps are shared values: read them, never write into them
 // (Request.SetMetaDomain replaces the map). A shared map holds a copy of its bytes, not the message's.
+//
+// It also carries the slabs that decoded maps, boxed bins and ints, and the requests of a list (with their
+// pointers) are cut from over from one message to the next (slabs, taken by each decode and handed back after):
+// a message of the spider log takes a few of each, so one slab of the sizes below serves several messages
+// instead of each message allocating its own (issue 21: the strategy worker and the DB worker each decode every
+// message). A slab is only ever written past its length, each element once before it is handed out, so a value
+// of an earlier message is never overwritten; a value kept after decoding keeps its slab (at most a few KiB)
+// alive.
 type MsgpackDecoder struct {
 	domains map[string]frontier.Value
+	slabs   slabs
 }
+
+// slabs are the slabs an mpReader cuts values from; a MsgpackDecoder keeps them between messages.
+type slabs struct {
+	entries []frontier.Entry    // slab the decoded maps are cut from (each capped, so appends reallocate)
+	bins    [][]byte            // slab of the boxed bins' headers (boxBin)
+	ints    []int64             // slab of the boxed ints (boxInt)
+	reqs    []frontier.Request  // slab for the requests of a links or seeds list
+	ptrs    []*frontier.Request // slab for the list of a links or seeds list's pointers (shared decoders only)
+}
+
+// The sizes of the slabs a MsgpackDecoder's reader allocates (a reader of its own allocates the smaller ones
+// of newMap, boxSlabCap and requests): enough for several messages of the spider log each.
+const (
+	sharedEntrySlab = 128
+	sharedBoxSlab   = 64
+	sharedReqSlab   = 32
+)
 
 // maxSharedDomains bounds a MsgpackDecoder's domain maps (about 200 bytes each): past it, they are dropped and
 // collected again from the next messages.
@@ -88,7 +114,13 @@ func decodeMessageSkim(p []byte, s Skim, shared *MsgpackDecoder) (frontier.Messa
 		p = bytes.Clone(p)
 	}
 	d := mpReader{b: p, linksKeep: s.LinksMeta, metaKeep: s.Meta, headerKeep: s.Headers, shared: shared}
+	if shared != nil {
+		d.slabs = shared.slabs
+	}
 	m, name, err := d.message()
+	if shared != nil {
+		shared.slabs = d.slabs // what this message took stays taken: the next one cuts past it
+	}
 	if err == nil {
 		err = d.end()
 	}
@@ -114,12 +146,9 @@ type mpReader struct {
 	// metaKeep is Skim.Meta, in force (as keep) while the requests of a message other than a links_extracted
 	// are read; headerKeep is Skim.Headers, for a page_crawled's response headers.
 	metaKeep, headerKeep func(key []byte) bool
-	entries              []frontier.Entry   // slab the decoded maps are cut from (each capped, so appends reallocate)
-	bins                 [][]byte           // slab of the boxed bins' headers (boxBin)
-	ints                 []int64            // slab of the boxed ints (boxInt)
-	reqs                 []frontier.Request // slab for the requests of a links or seeds list
-	urls                 []byte             // slab for the URLs of a links or seeds list (listURL)
-	listLeft             int                // while a list is read, its requests not read yet (request), else 0
+	slabs                       // the values' slabs: the reader's own, or its MsgpackDecoder's
+	urls                 []byte // slab for the URLs of a links or seeds list (listURL), the list's own
+	listLeft             int    // while a list is read, its requests not read yet (request), else 0
 	// domainRaw and domain are the bytes and the decoded value of the last meta domain map read: the next
 	// request's domain map with the same bytes shares that value instead of being built again (see
 	// sharedDomain).
@@ -185,6 +214,14 @@ func (d *mpReader) sharedAcross(depth int) (frontier.Value, bool) {
 	return v, true
 }
 
+// slabSize is own, the size of a new slab of a reader of its own, or shared, a MsgpackDecoder's.
+func (d *mpReader) slabSize(own, shared int) int {
+	if d.shared != nil {
+		return shared
+	}
+	return own
+}
+
 // newMap returns a map of n entries cut from the entry slab, allocating a new slab of at least 16 entries when the
 // current one is short. Maps of one message share a few slabs instead of one allocation each.
 func (d *mpReader) newMap(n int) frontier.Map {
@@ -192,7 +229,7 @@ func (d *mpReader) newMap(n int) frontier.Map {
 		return frontier.Map{}
 	}
 	if cap(d.entries)-len(d.entries) < n {
-		d.entries = make([]frontier.Entry, 0, max(n, 16))
+		d.entries = make([]frontier.Entry, 0, max(n, d.slabSize(16, sharedEntrySlab)))
 	}
 	l := len(d.entries)
 	d.entries = d.entries[:l+n]
@@ -784,7 +821,7 @@ func boxSlabCap(cur int) int {
 // headers) alive, as it keeps the input bytes it aliases anyway.
 func (d *mpReader) boxBin(p []byte) frontier.Value {
 	if len(d.bins) == cap(d.bins) {
-		d.bins = make([][]byte, 0, boxSlabCap(cap(d.bins)))
+		d.bins = make([][]byte, 0, d.slabSize(boxSlabCap(cap(d.bins)), sharedBoxSlab))
 	}
 	d.bins = append(d.bins, p)
 	var v frontier.Value
@@ -798,7 +835,7 @@ func (d *mpReader) boxInt(n int64) frontier.Value {
 		return n
 	}
 	if len(d.ints) == cap(d.ints) {
-		d.ints = make([]int64, 0, boxSlabCap(cap(d.ints)))
+		d.ints = make([]int64, 0, d.slabSize(boxSlabCap(cap(d.ints)), sharedBoxSlab))
 	}
 	d.ints = append(d.ints, n)
 	var v frontier.Value
@@ -1255,10 +1292,25 @@ func (d *mpReader) requests(what string) ([]*frontier.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*frontier.Request, n)
 	// The list's requests share one allocation. n ≤ bytes left (checked by arrayLen), and a request takes at
-	// least 6 bytes, so the slab stays proportional to the input.
-	d.reqs = make([]frontier.Request, 0, min(n, (len(d.b)-d.off)/6+1))
+	// least 6 bytes, so the slab stays proportional to the input. A MsgpackDecoder's slabs (requests and their
+	// pointers) serve several lists; a new one is at least sharedReqSlab long.
+	need := min(n, (len(d.b)-d.off)/6+1)
+	var out []*frontier.Request
+	if d.shared != nil {
+		if cap(d.ptrs)-len(d.ptrs) < n {
+			d.ptrs = make([]*frontier.Request, 0, max(n, sharedReqSlab))
+		}
+		l := len(d.ptrs)
+		d.ptrs = d.ptrs[:l+n]
+		out = d.ptrs[l : l+n : l+n]
+		if cap(d.reqs)-len(d.reqs) < need {
+			d.reqs = make([]frontier.Request, 0, max(need, sharedReqSlab))
+		}
+	} else {
+		out = make([]*frontier.Request, n)
+		d.reqs = make([]frontier.Request, 0, need)
+	}
 	for i := range out {
 		d.listLeft = n - i
 		if out[i], err = d.request(); err != nil {
