@@ -82,7 +82,9 @@
 // -d=checkptr runs hold them to it, and a change of that layout in a future Go release would break them there.
 // The URLs of a list of requests (a links_extracted's links, an add_seeds' seeds) are likewise copied into one
 // slab per list and made strings with unsafe.String (listURL), each slab byte written once before its string
-// is made: one allocation per list instead of one per URL.
+// is made: one allocation per list instead of one per URL. A MsgpackDecoder carries its slabs (maps' entries,
+// boxed bins and ints, a list's requests) from one message to the next, so a consumer's stream of messages
+// shares them too; the URLs' slab stays per list.
 //
 // The package imports only the standard library and the root frontier package (plus msgpack/v5 and go-cmp in
 // tests). It must not import partition, bus or any store.
