@@ -7,25 +7,26 @@
 #   1. go vet ./... (plain and with the integration tag), while step 0 runs
 #   2. unit tests: go test -race ./..., then, without -race, the packages that have a race_on_test.go (tests
 #      that shrink or skip single-goroutine or crawl-sized work under the race detector run whole there)
-#   3. starts Kafka and HBase (deploy/up; fresh data dirs when CI=true), creates the topics and the schema
+#   3. Kafka and HBase (deploy/up; fresh data dirs when CI=true), the topics and the schema, and the fault
+#      suite's own pair of servers on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT): they start
+#      in the background at the outset, while steps 0-2 run, and this step waits for them
 #   4. integration tests: the tests declared in the files only -tags integration builds, with FRONTIER_TEST_*
 #      set (deploy/env); the unit tests ran in step 2 and are not run again; among them e2e TestDemo runs the
 #      README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails the demo site's
 #      ground-truth check
-#   5. the fault suite (e2e TestFaults, about 8 minutes): one crawl by the role binaries through a SIGKILL of
-#      each role, a Kafka restart and HBase outages of 10, 40 and 90 s, in an order and at moments drawn from a
-#      seed it logs (to replay them, run it alone with FRONTIER_FAULT_SEED=N: docs/reliability.md); it restarts
-#      the servers of step 3 when this run started both, or else a pair of its own on other ports (in
-#      $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT), stopped afterwards
-#   6. stops the servers it started, also on failure or interrupt; servers that were already running
-#      are left running
+#   5. beside step 4, the fault suite (e2e TestFaults, about 8 minutes) on its own pair of servers: one crawl
+#      by the role binaries through a SIGKILL of each role, a Kafka restart and HBase outages of 10, 40 and
+#      90 s, in an order and at moments drawn from a seed it logs (to replay them, run it alone with
+#      FRONTIER_FAULT_SEED=N: docs/reliability.md); its output follows step 4's
+#   6. stops the servers it started (the fault suite's pair too), also on failure or interrupt; servers that
+#      were already running are left running
 #
 # Exits non-zero on the first failure. Options (also as environment variables):
 #   --no-race        (FRONTIER_TEST_RACE=0)   unit tests without the race detector
 #   --unit           (FRONTIER_TEST_UNIT_ONLY=1) steps 1–2 only: no servers, no integration tests
 #   --integration    (FRONTIER_TEST_INTEGRATION_ONLY=1) steps 3–5 only
 #   --keep           (FRONTIER_TEST_KEEP=1)   leave the servers this run started running
-#   --no-faults      (FRONTIER_TEST_NO_FAULTS=1) skip step 5
+#   --no-faults      (FRONTIER_TEST_NO_FAULTS=1) skip step 5 (and its servers)
 # Extra go test flags: GOTESTFLAGS (e.g. GOTESTFLAGS='-count=1 -v').
 set -euo pipefail
 DEPLOY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,6 +60,99 @@ gotestflags=(${GOTESTFLAGS:-})
 
 step() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
+# Which servers were already up: those are someone else's and stay up. Decided before anything starts.
+source "$DEPLOY_DIR/lib.sh"
+started=()
+for n in kafka hbase; do
+	if [[ -z $(pid_of "$n") ]]; then
+		started+=("$n")
+	fi
+done
+# The fault suite's own pair of servers, on other ports and in $INFRA-faults, so that it can stop and start them
+# while the integration tests use the main pair.
+finfra=$INFRA-faults
+faults_env=(
+	FRONTIER_TEST_INFRA_DIR="$finfra"
+	FRONTIER_TEST_KAFKA_PORT="${FRONTIER_TEST_FAULTS_KAFKA_PORT:-19192}"
+	FRONTIER_TEST_KAFKA_CONTROLLER_PORT="${FRONTIER_TEST_FAULTS_KAFKA_CONTROLLER_PORT:-19193}"
+	FRONTIER_TEST_HBASE_ZK_PORT="${FRONTIER_TEST_FAULTS_HBASE_ZK_PORT:-12181}"
+	FRONTIER_TEST_HBASE_MASTER_PORT="${FRONTIER_TEST_FAULTS_HBASE_MASTER_PORT:-16100}"
+	FRONTIER_TEST_HBASE_RS_PORT="${FRONTIER_TEST_FAULTS_HBASE_RS_PORT:-16120}"
+	FRONTIER_TEST_HBASE_THRIFT_PORT="${FRONTIER_TEST_FAULTS_HBASE_THRIFT_PORT:-19090}"
+)
+# killtree PID stops a background job and everything it started.
+killtree() {
+	local c
+	for c in $(pgrep -P "$1"); do killtree "$c"; done
+	kill "$1" 2>/dev/null || true
+}
+servers_pid= oracle_pid= faults_pid=
+cleanup() {
+	local rc=$? p
+	for p in $oracle_pid $faults_pid $servers_pid; do
+		# Still running (a failure or an interrupt ended the run early): stop it; the servers a start had
+		# already launched are stopped below, through their pid files.
+		killtree "$p"
+		wait "$p" 2>/dev/null || true
+	done
+	if ((!keep)) && ((!unit_only)); then
+		if ((!no_faults)); then
+			step "stopping the fault suite's servers"
+			env "${faults_env[@]}" "$DEPLOY_DIR/down" all || rc=1
+		fi
+		if ((${#started[@]})); then
+			step "stopping ${started[*]}"
+			local n
+			for n in "${started[@]}"; do
+				"$DEPLOY_DIR/down" "$n" || rc=1
+			done
+		fi
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# servers starts Kafka and HBase (fresh data dirs when CI=true), creates the topics and the schema, writes the
+# endpoints to $INFRA/test.env, then starts the fault suite's pair and writes its endpoints to $finfra/test.env.
+servers() {
+	local up_args=()
+	if [[ ${CI:-} == true ]]; then
+		up_args+=(--fresh)
+	fi
+	if ((${#started[@]} == 2)); then
+		"$DEPLOY_DIR/up" all "${up_args[@]}" >/dev/null
+	elif ((${#started[@]} == 1)); then
+		"$DEPLOY_DIR/up" "${started[0]}" "${up_args[@]}" >/dev/null
+	fi
+	# Re-check both (harmless when up) and take their endpoints.
+	"$DEPLOY_DIR/up" all >"$INFRA/test.env.tmp"
+	(
+		set -a
+		# shellcheck disable=SC1091
+		source "$INFRA/test.env.tmp"
+		set +a
+		"$DEPLOY_DIR/kafka-topics.sh"
+		"$DEPLOY_DIR/hbase-schema.sh"
+	)
+	mv "$INFRA/test.env.tmp" "$INFRA/test.env"
+	if ((!no_faults)); then
+		mkdir -p "$finfra"
+		local n
+		for n in kafka hbase; do
+			# The jars deploy/up fetched for the main pair.
+			[[ -e $finfra/$n ]] || ln -s "$INFRA/$n" "$finfra/$n"
+		done
+		env "${faults_env[@]}" "$DEPLOY_DIR/up" all "${up_args[@]}" >"$finfra/test.env"
+	fi
+}
+# The servers start while the oracle, vet and the unit tests run: most of a start is waiting.
+if ((!unit_only)); then
+	servers_log=$(mktemp)
+	servers >"$servers_log" 2>&1 &
+	servers_pid=$!
+fi
+
 # The Python oracle (Frontera, Scrapy, w3lib, warcio in .venv/) that the compatibility tests run against (a
 # no-op when the venvs are already built from the same requirements), and the identity package's recordings.
 # On a fresh clone it is mostly downloads and Python, so go vet runs meanwhile; its output follows vet's.
@@ -68,12 +162,11 @@ if ((!integration_only)); then
 	oracle_log=$(mktemp)
 	oracle >"$oracle_log" 2>&1 &
 	oracle_pid=$!
-	trap 'kill "$oracle_pid" 2>/dev/null || true' EXIT
 	vet_rc=0
 	go vet ./... && go vet -tags integration ./... || vet_rc=$?
 	oracle_rc=0
 	wait "$oracle_pid" || oracle_rc=$?
-	trap - EXIT
+	oracle_pid=
 	cat "$oracle_log"
 	rm -f "$oracle_log"
 	if ((vet_rc || oracle_rc)); then
@@ -104,52 +197,21 @@ if ((integration_only)); then
 	oracle
 fi
 
-# Which servers were already up: those are someone else's and stay up.
-source "$DEPLOY_DIR/lib.sh"
-started=()
-for n in kafka hbase; do
-	if [[ -z $(pid_of "$n") ]]; then
-		started+=("$n")
-	fi
-done
-faults_env=()
-cleanup() {
-	local rc=$?
-	if ((${#faults_env[@]})); then
-		step "stopping the fault suite's servers"
-		env "${faults_env[@]}" "$DEPLOY_DIR/down" all || rc=1
-	fi
-	if ((!keep)) && ((${#started[@]})); then
-		step "stopping ${started[*]}"
-		local n
-		for n in "${started[@]}"; do
-			"$DEPLOY_DIR/down" "$n" || rc=1
-		done
-	fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 step "servers"
-up_args=()
-if [[ ${CI:-} == true ]]; then
-	up_args+=(--fresh)
+servers_rc=0
+wait "$servers_pid" || servers_rc=$?
+servers_pid=
+cat "$servers_log"
+rm -f "$servers_log"
+if ((servers_rc)); then
+	echo "deploy/test.sh: starting the servers failed (exit $servers_rc)" >&2
+	exit 1
 fi
-if ((${#started[@]} == 2)); then
-	"$DEPLOY_DIR/up" all "${up_args[@]}" >/dev/null
-elif ((${#started[@]} == 1)); then
-	"$DEPLOY_DIR/up" "${started[0]}" "${up_args[@]}" >/dev/null
-fi
-# Re-check both (harmless when up) and take their endpoints.
-"$DEPLOY_DIR/up" all >"$INFRA/test.env"
 cat "$INFRA/test.env"
 set -a
 # shellcheck disable=SC1091
 source "$INFRA/test.env"
 set +a
-"$DEPLOY_DIR/kafka-topics.sh"
-"$DEPLOY_DIR/hbase-schema.sh"
 
 # The tests of the files only the integration tag builds, in the packages that have them: every other test ran in
 # the unit stage. One go test call, so that packages still run side by side; a name in the pattern that is also
@@ -171,34 +233,27 @@ integration_tests() {
 	done < <(go list -tags integration -f "$f" ./...)
 }
 integration_tests
-step "integration tests: ${#itest_names[@]} tests in ${itest_pkgs[*]#github.com/frontiercrawl/frontier/}"
-go test -tags integration -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}"
 
-if ((no_faults)); then
-	exit 0
-fi
-# The fault suite stops and starts Kafka and HBase: the servers this run started (the other integration tests
-# are done with them), or else a pair of its own on other ports, never servers someone else runs.
-step "fault suite"
-if ((${#started[@]} == 2)); then
-	FRONTIER_TEST_FAULTS=1 go test -tags integration -run '^TestFaults$' -count=1 -timeout 15m "${gotestflags[@]}" ./e2e
-else
-	finfra=$INFRA-faults
-	mkdir -p "$finfra"
-	for n in kafka hbase; do
-		# The jars deploy/up fetched for the main pair.
-		[[ -e $finfra/$n ]] || ln -s "$INFRA/$n" "$finfra/$n"
-	done
-	faults_env=(
-		FRONTIER_TEST_INFRA_DIR="$finfra"
-		FRONTIER_TEST_KAFKA_PORT="${FRONTIER_TEST_FAULTS_KAFKA_PORT:-19192}"
-		FRONTIER_TEST_KAFKA_CONTROLLER_PORT="${FRONTIER_TEST_FAULTS_KAFKA_CONTROLLER_PORT:-19193}"
-		FRONTIER_TEST_HBASE_ZK_PORT="${FRONTIER_TEST_FAULTS_HBASE_ZK_PORT:-12181}"
-		FRONTIER_TEST_HBASE_MASTER_PORT="${FRONTIER_TEST_FAULTS_HBASE_MASTER_PORT:-16100}"
-		FRONTIER_TEST_HBASE_RS_PORT="${FRONTIER_TEST_FAULTS_HBASE_RS_PORT:-16120}"
-		FRONTIER_TEST_HBASE_THRIFT_PORT="${FRONTIER_TEST_FAULTS_HBASE_THRIFT_PORT:-19090}"
-	)
-	env "${faults_env[@]}" "$DEPLOY_DIR/up" all >"$finfra/test.env"
+# The fault suite (it stops and starts its own pair of servers) runs beside the integration tests: most of it is
+# waiting for outages to end and for a polite crawl, so the two share the cores well. Its output follows theirs.
+if ((!no_faults)); then
+	faults_log=$(mktemp)
 	env "${faults_env[@]}" $(cat "$finfra/test.env") FRONTIER_TEST_FAULTS=1 \
-		go test -tags integration -run '^TestFaults$' -count=1 -timeout 15m "${gotestflags[@]}" ./e2e
+		go test -tags integration -run '^TestFaults$' -count=1 -timeout 15m "${gotestflags[@]}" ./e2e >"$faults_log" 2>&1 &
+	faults_pid=$!
+	step "fault suite started (pid $faults_pid), beside the integration tests"
+fi
+step "integration tests: ${#itest_names[@]} tests in ${itest_pkgs[*]#github.com/frontiercrawl/frontier/}"
+it_rc=0
+go test -tags integration -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}" || it_rc=$?
+faults_rc=0
+if [[ -n $faults_pid ]]; then
+	step "fault suite"
+	wait "$faults_pid" || faults_rc=$?
+	cat "$faults_log"
+	rm -f "$faults_log"
+fi
+if ((it_rc || faults_rc)); then
+	echo "deploy/test.sh: integration tests exit $it_rc, fault suite exit $faults_rc" >&2
+	exit 1
 fi
