@@ -245,7 +245,7 @@ if ((!no_faults)); then
 fi
 step "integration tests: ${#itest_names[@]} tests in ${itest_pkgs[*]#github.com/frontiercrawl/frontier/}"
 it_rc=0
-go test -tags integration -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}" || it_rc=$?
+go test -tags integration -timeout 20m -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}" || it_rc=$?
 faults_rc=0
 if [[ -n $faults_pid ]]; then
 	step "fault suite"

@@ -55,9 +55,9 @@ import (
 // what each fault cuts, still varies).
 //
 // It restarts the servers named by FRONTIER_TEST_KAFKA and FRONTIER_TEST_HBASE, so it runs only when
-// FRONTIER_TEST_FAULTS=1 says they are the test's to restart: deploy/test.sh sets it in its last stage, for the
-// servers it started itself or for a pair of its own on other ports (FRONTIER_TEST_INFRA_DIR and the
-// FRONTIER_TEST_*_PORT variables, which deploy/down and deploy/up read).
+// FRONTIER_TEST_FAULTS=1 says they are the test's to restart: deploy/test.sh sets it for a pair of servers of
+// the suite's own on other ports (FRONTIER_TEST_INFRA_DIR and the FRONTIER_TEST_*_PORT variables, which
+// deploy/down and deploy/up read), while its integration tests use the main pair.
 func TestFaults(t *testing.T) {
 	frontiertest.Server(t, "FRONTIER_TEST_KAFKA") // skip before the deploy check says why
 	deploy := frontiertest.Server(t, "FRONTIER_TEST_DEPLOY_DIR")
