@@ -20,3 +20,18 @@ func SetPageMerger(on bool) {
 func PutMerge(p *Pages, ctx context.Context, pages []metadata.Page) error {
 	return p.putMerge(ctx, pages)
 }
+
+// SetPageFilter sizes the page filter p loads at its next Put (firstCap keys in its first layer, maxBytes in
+// all; 0 is the default) and drops the one it holds.
+func SetPageFilter(p *Pages, firstCap, maxBytes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.filter, p.filterCap, p.filterMax = nil, firstCap, maxBytes
+}
+
+// PageFilterFull reports whether p's page filter is loaded and full.
+func PageFilterFull(p *Pages) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.filter != nil && p.filter.full
+}

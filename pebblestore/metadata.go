@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -19,6 +20,10 @@ import (
 type Pages struct {
 	d  *DB
 	mu sync.Mutex // Put reads, merges and writes
+	// filter holds, under mu, every page key stored (loaded at the first Put): Put reads only the keys it may
+	// hold. filterCap and filterMax size it (pageFilterFirstCap, pageFilterMaxBytes; tests set less).
+	filter               *pageFilter
+	filterCap, filterMax int
 }
 
 var _ metadata.Store = (*Pages)(nil)
@@ -51,8 +56,10 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 // its position in every level between nearby keys, where a Get builds a new iterator for every key), and a
 // record the merge leaves as it was (a link recorded before) is not written again, which spares the memtable
 // and the compactions its copy. The merge works on the stored record's bytes (appendMergedPage: the record
-// metadata.Merge of the decoded record would give, byte for byte) without decoding it into a Page. Why Put
-// reads rather than writing Pebble merge operands: the package doc, "Page records".
+// metadata.Merge of the decoded record would give, byte for byte) without decoding it into a Page. A page
+// whose key the page filter does not hold (pageFilter: every page key stored) is not read at all: it is
+// certainly not stored, and merges into an empty record. Why Put reads rather than writing Pebble merge
+// operands: the package doc, "Page records".
 func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	if err := metadata.CheckPages(pages); err != nil {
 		return err
@@ -71,21 +78,44 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(pages[a].Fingerprint, pages[b].Fingerprint) })
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	look, done, err := p.d.seeker(pfxPage, len(idx), true)
+	if p.filter == nil {
+		f, err := loadPageFilter(p.d.db, cmp.Or(p.filterCap, pageFilterFirstCap), cmp.Or(p.filterMax, pageFilterMaxBytes))
+		if err != nil {
+			return fmt.Errorf("pebblestore: page put: load the page filter: %w", err)
+		}
+		p.filter = f
+	}
+	// Which pages may be stored (the first of each fingerprint's run says for the run): only those are read.
+	key := make([]byte, 0, 33)
+	maybe := make([]bool, len(idx))
+	reads := 0
+	for i := range idx {
+		fp := pages[idx[i]].Fingerprint
+		if i > 0 && bytes.Equal(pages[idx[i-1]].Fingerprint, fp) {
+			continue
+		}
+		key = append(append(key[:0], pfxPage), fp...)
+		if maybe[i] = p.filter.mayContain(key); maybe[i] {
+			reads++
+		}
+	}
+	look, done, err := p.d.seeker(pfxPage, reads, true)
 	if err != nil {
 		return fmt.Errorf("pebblestore: page put: %w", err)
 	}
 	defer done()
 	b := p.d.db.NewBatch()
 	defer b.Close()
-	key := make([]byte, 0, 33)
 	var val, next []byte
 	for i := 0; i < len(idx); {
 		fp := pages[idx[i]].Fingerprint
 		key = append(append(key[:0], pfxPage), fp...)
-		stored, found, err := look(key)
-		if err != nil {
-			return fmt.Errorf("pebblestore: page put: %w", err)
+		var stored []byte
+		var found bool
+		if maybe[i] {
+			if stored, found, err = look(key); err != nil {
+				return fmt.Errorf("pebblestore: page put: %w", err)
+			}
 		}
 		var rec pageRec
 		if found {
@@ -107,6 +137,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 		if err := b.Set(key, val, nil); err != nil {
 			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
+		p.filter.add(key) // before the commit: a key the filter holds and the batch does not write is a read more
 	}
 	if b.Empty() {
 		return nil

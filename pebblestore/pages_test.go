@@ -14,13 +14,35 @@ import (
 // TestPagesPutMergesLikeMemory puts batches of every size Put treats differently (point lookups below 16
 // pages, one sorted iterator from 16), each mixing new pages, pages stored before, pages repeated within the
 // batch and records the merge leaves unchanged, and checks every record against metadata.Memory, the merge
-// rule's reference.
+// rule's reference. It runs with the page filter Put reads through: as it is; small enough to fill within
+// the test (from then on every page is read); and loaded anew from the stored keys before every batch (the
+// DB reopened).
 func TestPagesPutMergesLikeMemory(t *testing.T) {
-	db, err := pebblestore.Open(testConfig(t, false), nil)
+	for _, tc := range []struct {
+		name               string
+		firstCap, maxBytes int
+		reopen             bool
+		full               bool // the filter ends full
+	}{
+		{name: "filter"},
+		{name: "filter fills", firstCap: 64, maxBytes: 512, full: true},
+		{name: "reopened", reopen: true},
+		{name: "reopened full", firstCap: 16, maxBytes: 64, reopen: true, full: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testPagesPutMergesLikeMemory(t, tc.firstCap, tc.maxBytes, tc.reopen, tc.full)
+		})
+	}
+}
+
+func testPagesPutMergesLikeMemory(t *testing.T, firstCap, maxBytes int, reopen, full bool) {
+	cfg := testConfig(t, false)
+	db, err := pebblestore.Open(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { db.Close() }()
+	pebblestore.SetPageFilter(db.Pages(), firstCap, maxBytes)
 	got, want := db.Pages(), metadata.NewMemory()
 	ctx := t.Context()
 	url := func(i int) string { return fmt.Sprintf("http://h%d.example/%d", i%5, i) }
@@ -48,6 +70,16 @@ func TestPagesPutMergesLikeMemory(t *testing.T) {
 			}
 			urls = append(urls, u)
 		}
+		if reopen {
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = pebblestore.Open(cfg, nil); err != nil {
+				t.Fatal(err)
+			}
+			got = db.Pages()
+			pebblestore.SetPageFilter(got, firstCap, maxBytes)
+		}
 		if err := got.Put(ctx, batch); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -67,6 +99,9 @@ func TestPagesPutMergesLikeMemory(t *testing.T) {
 				t.Fatalf("round %d (%d pages): %s (-want +got):\n%s", round, size, u, d)
 			}
 		}
+	}
+	if f := pebblestore.PageFilterFull(got); f != full {
+		t.Fatalf("page filter full = %v, want %v", f, full)
 	}
 }
 

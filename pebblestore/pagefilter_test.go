@@ -1,0 +1,57 @@
+package pebblestore
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestPageFilter: every key added is held (no false negative) while the filter has room; past its bound it is
+// full and holds every key; keys never added are mostly not held.
+func TestPageFilter(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		firstCap, maxBytes int
+		keys               int
+		full               bool
+		layers             int
+	}{
+		{name: "one layer", firstCap: 64, maxBytes: 1 << 20, keys: 64, layers: 1},
+		{name: "grows", firstCap: 64, maxBytes: 1 << 20, keys: 1000, layers: 5},
+		{name: "fills", firstCap: 64, maxBytes: 3 * 128, keys: 1000, full: true},
+		{name: "default", firstCap: pageFilterFirstCap, maxBytes: pageFilterMaxBytes, keys: 90_000, layers: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newPageFilter(tc.firstCap, tc.maxBytes)
+			key := func(i int) []byte { return fmt.Appendf([]byte{pfxPage}, "page-%d", i) }
+			for i := range tc.keys {
+				f.add(key(i))
+				if !f.mayContain(key(i)) {
+					t.Fatalf("key %d not held right after its add", i)
+				}
+			}
+			if f.full != tc.full {
+				t.Fatalf("full = %v, want %v", f.full, tc.full)
+			}
+			if !tc.full && len(f.layers) != tc.layers {
+				t.Fatalf("%d layers, want %d", len(f.layers), tc.layers)
+			}
+			for i := range tc.keys {
+				if !f.mayContain(key(i)) {
+					t.Fatalf("key %d of %d not held", i, tc.keys)
+				}
+			}
+			fp := 0
+			for i := tc.keys; i < tc.keys+10_000; i++ {
+				if f.mayContain(key(i)) {
+					fp++
+				}
+			}
+			if tc.full && fp != 10_000 {
+				t.Fatalf("a full filter holds %d of 10,000 keys never added, want all", fp)
+			}
+			if !tc.full && fp > 500 { // 10 bits a key, 7 probes: about 1% per layer
+				t.Fatalf("%d of 10,000 keys never added held, want about 1%% a layer", fp)
+			}
+		})
+	}
+}
