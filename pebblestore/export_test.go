@@ -29,6 +29,13 @@ func SetPageFilter(p *Pages, firstCap, maxBytes int) {
 	p.filter, p.filterCap, p.filterMax = nil, firstCap, maxBytes
 }
 
+// SetPageCache empties p's page cache and bounds it at maxBytes (0 is the default).
+func SetPageCache(p *Pages, maxBytes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cache = pageCache{max: maxBytes}
+}
+
 // PageFilterFull reports whether p's page filter is loaded and full.
 func PageFilterFull(p *Pages) bool {
 	p.mu.Lock()

@@ -24,6 +24,9 @@ type Pages struct {
 	// hold. filterCap and filterMax size it (pageFilterFirstCap, pageFilterMaxBytes; tests set less).
 	filter               *pageFilter
 	filterCap, filterMax int
+	// cache holds, under mu, the stored records of the pages Put wrote or read lately: Put merges into a
+	// cached record without reading it (the links role records the same links again and again).
+	cache pageCache
 }
 
 var _ metadata.Store = (*Pages)(nil)
@@ -88,6 +91,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	// Which pages may be stored (the first of each fingerprint's run says for the run): only those are read.
 	key := make([]byte, 0, 33)
 	maybe := make([]bool, len(idx))
+	cached := make([][]byte, len(idx)) // the cache's record for the first page of a run, if it has one
 	reads := 0
 	for i := range idx {
 		fp := pages[idx[i]].Fingerprint
@@ -95,6 +99,10 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 			continue
 		}
 		key = append(append(key[:0], pfxPage), fp...)
+		if rec, ok := p.cache.get(key); ok {
+			cached[i] = rec // never nil: a record is at least its header
+			continue
+		}
 		if maybe[i] = p.filter.mayContain(key); maybe[i] {
 			reads++
 		}
@@ -107,11 +115,12 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	b := p.d.db.NewBatch()
 	defer b.Close()
 	var val, next []byte
+	var known []knownPage // records stored once the batch commits, for the cache
 	for i := 0; i < len(idx); {
 		fp := pages[idx[i]].Fingerprint
 		key = append(append(key[:0], pfxPage), fp...)
-		var stored []byte
-		var found bool
+		stored, inCache := cached[i], cached[i] != nil
+		found := inCache
 		if maybe[i] {
 			if stored, found, err = look(key); err != nil {
 				return fmt.Errorf("pebblestore: page put: %w", err)
@@ -132,20 +141,84 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 			val, next = next, val
 		}
 		if found && bytes.Equal(val, stored) {
+			if !inCache {
+				known = append(known, knownPage{string(key), slices.Clone(val)})
+			}
 			continue // nothing new about this page
 		}
 		if err := b.Set(key, val, nil); err != nil {
 			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
 		p.filter.add(key) // before the commit: a key the filter holds and the batch does not write is a read more
+		known = append(known, knownPage{string(key), slices.Clone(val)})
 	}
-	if b.Empty() {
-		return nil
+	if !b.Empty() {
+		if err := b.Commit(p.d.wo); err != nil {
+			p.cache.drop(known) // those not written keep their records; the others may or may not be stored
+			return fmt.Errorf("pebblestore: page put: %w", err)
+		}
 	}
-	if err := b.Commit(p.d.wo); err != nil {
-		return fmt.Errorf("pebblestore: page put: %w", err)
+	for _, k := range known {
+		p.cache.put(k.key, k.rec)
 	}
 	return nil
+}
+
+// knownPage is a page key and the record stored at it once Put's batch is committed.
+type knownPage struct {
+	key string
+	rec []byte
+}
+
+// pageCache remembers the records stored at page keys, in two generations of at most pageCacheBytes/2 each
+// (keys, records and an estimate of the map's overhead): when the current one is full, the older is dropped
+// and the current becomes the older. A record found in the older is moved to the current. Pages.mu guards it.
+type pageCache struct {
+	cur, prev map[string][]byte
+	size      int // bytes held by cur
+	max       int // pageCacheBytes; tests set less
+}
+
+// pageCacheBytes bounds the page cache (about 150 bytes a link's record: ~110,000 pages).
+const pageCacheBytes = 16 << 20
+
+// pageCacheEntry estimates what an entry costs beyond its key's and its record's bytes.
+const pageCacheEntry = 64
+
+func (c *pageCache) get(key []byte) ([]byte, bool) {
+	if v, ok := c.cur[string(key)]; ok {
+		return v, true
+	}
+	v, ok := c.prev[string(key)]
+	if ok {
+		delete(c.prev, string(key))
+		c.put(string(key), v)
+	}
+	return v, ok
+}
+
+func (c *pageCache) put(key string, rec []byte) {
+	n := len(key) + len(rec) + pageCacheEntry
+	if c.cur == nil || c.size+n > cmp.Or(c.max, pageCacheBytes)/2 {
+		c.prev, c.cur, c.size = c.cur, make(map[string][]byte), 0
+	}
+	if old, ok := c.cur[key]; ok {
+		c.size -= len(key) + len(old) + pageCacheEntry
+	}
+	c.cur[key] = rec
+	c.size += n
+	delete(c.prev, key)
+}
+
+// drop forgets the records of pages.
+func (c *pageCache) drop(pages []knownPage) {
+	for _, k := range pages {
+		if old, ok := c.cur[k.key]; ok {
+			c.size -= len(k.key) + len(old) + pageCacheEntry
+			delete(c.cur, k.key)
+		}
+		delete(c.prev, k.key)
+	}
 }
 
 // Domains is the metadata.Domains on the d keys. Safe for concurrent use; it lives as long as its DB.

@@ -16,11 +16,13 @@ import (
 // batch and records the merge leaves unchanged, and checks every record against metadata.Memory, the merge
 // rule's reference. It runs with the page filter Put reads through: as it is; small enough to fill within
 // the test (from then on every page is read); and loaded anew from the stored keys before every batch (the
-// DB reopened).
+// DB reopened); and with the page cache Put merges into: as it is, small enough that its generations turn
+// within a batch, and emptied before every batch (the DB reopened).
 func TestPagesPutMergesLikeMemory(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		firstCap, maxBytes int
+		cacheBytes         int
 		reopen             bool
 		full               bool // the filter ends full
 	}{
@@ -28,14 +30,16 @@ func TestPagesPutMergesLikeMemory(t *testing.T) {
 		{name: "filter fills", firstCap: 64, maxBytes: 512, full: true},
 		{name: "reopened", reopen: true},
 		{name: "reopened full", firstCap: 16, maxBytes: 64, reopen: true, full: true},
+		{name: "small cache", cacheBytes: 2000},
+		{name: "tiny cache, filter fills", firstCap: 64, maxBytes: 512, cacheBytes: 300, full: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testPagesPutMergesLikeMemory(t, tc.firstCap, tc.maxBytes, tc.reopen, tc.full)
+			testPagesPutMergesLikeMemory(t, tc.firstCap, tc.maxBytes, tc.cacheBytes, tc.reopen, tc.full)
 		})
 	}
 }
 
-func testPagesPutMergesLikeMemory(t *testing.T, firstCap, maxBytes int, reopen, full bool) {
+func testPagesPutMergesLikeMemory(t *testing.T, firstCap, maxBytes, cacheBytes int, reopen, full bool) {
 	cfg := testConfig(t, false)
 	db, err := pebblestore.Open(cfg, nil)
 	if err != nil {
@@ -43,6 +47,7 @@ func testPagesPutMergesLikeMemory(t *testing.T, firstCap, maxBytes int, reopen, 
 	}
 	defer func() { db.Close() }()
 	pebblestore.SetPageFilter(db.Pages(), firstCap, maxBytes)
+	pebblestore.SetPageCache(db.Pages(), cacheBytes)
 	got, want := db.Pages(), metadata.NewMemory()
 	ctx := t.Context()
 	url := func(i int) string { return fmt.Sprintf("http://h%d.example/%d", i%5, i) }
@@ -79,6 +84,7 @@ func testPagesPutMergesLikeMemory(t *testing.T, firstCap, maxBytes int, reopen, 
 			}
 			got = db.Pages()
 			pebblestore.SetPageFilter(got, firstCap, maxBytes)
+			pebblestore.SetPageCache(got, cacheBytes)
 		}
 		if err := got.Put(ctx, batch); err != nil {
 			t.Fatalf("round %d: %v", round, err)
