@@ -88,7 +88,9 @@
 // Pages.Put reads each record before it writes the merged one, but for a page it knows is not stored: an
 // in-memory Bloom filter over the page keys stored (pageFilter; loaded by a scan of the m keys at the first
 // Put, then kept by Put, their only writer) answers for the new links without a Pebble lookup. It is bounded
-// at 16 MiB, outside the standalone's memory plan (about 8.4 million pages); past it every page is read.
+// at 16 MiB, outside the standalone's memory plan (about 8.4 million pages); past it every page is read. Nor
+// does it read a record it wrote or read lately: it keeps them in a cache of two generations, at most 16 MiB
+// in all, also outside the memory plan (the links role records the same links again and again).
 // A Pebble merge operator would spare the read (Put writing each page as a merge operand, Pebble folding the operands on reads, flushes and compactions by
 // the same rule as metadata.Merge, which is associative); merge_test.go keeps that design, its record merge
 // is tested against the read-modify-write's (TestMergeOperatorAssociative, FuzzMergedPage,

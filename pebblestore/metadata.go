@@ -61,7 +61,8 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 // and the compactions its copy. The merge works on the stored record's bytes (appendMergedPage: the record
 // metadata.Merge of the decoded record would give, byte for byte) without decoding it into a Page. A page
 // whose key the page filter does not hold (pageFilter: every page key stored) is not read at all: it is
-// certainly not stored, and merges into an empty record. Why Put reads rather than writing Pebble merge
+// certainly not stored, and merges into an empty record; nor is a page whose record Put wrote or read lately
+// (pageCache). Why Put reads rather than writing Pebble merge
 // operands: the package doc, "Page records".
 func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 	if err := metadata.CheckPages(pages); err != nil {
