@@ -86,7 +86,7 @@
 // # Page records
 //
 // Pages.Put reads each record before it writes the merged one, but for a page it knows is not stored: an
-// in-memory Bloom filter over the page keys stored (pageFilter; loaded by a scan of the m keys at the first
+// in-memory Bloom filter over the page keys stored (pagefilter.go, a keyfilter; loaded by a scan of the m keys at the first
 // Put, then kept by Put, their only writer) answers for the new links without a Pebble lookup. It is bounded
 // at 16 MiB, outside the standalone's memory plan (about 8.4 million pages); past it every page is read. Nor
 // does it read a record it wrote or read lately: it keeps them in a cache of two generations, at most 16 MiB

@@ -40,5 +40,5 @@ func SetPageCache(p *Pages, maxBytes int) {
 func PageFilterFull(p *Pages) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.filter != nil && p.filter.full
+	return p.filter != nil && p.filter.Full()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/frontiercrawl/frontier"
+	"github.com/frontiercrawl/frontier/internal/keyfilter"
 	"github.com/frontiercrawl/frontier/metadata"
 )
 
@@ -22,7 +23,7 @@ type Pages struct {
 	mu sync.Mutex // Put reads, merges and writes
 	// filter holds, under mu, every page key stored (loaded at the first Put): Put reads only the keys it may
 	// hold. filterCap and filterMax size it (pageFilterFirstCap, pageFilterMaxBytes; tests set less).
-	filter               *pageFilter
+	filter               *keyfilter.Filter
 	filterCap, filterMax int
 	// cache holds, under mu, the stored records of the pages Put wrote or read lately: Put merges into a
 	// cached record without reading it (the links role records the same links again and again).
@@ -60,7 +61,7 @@ func (p *Pages) Get(ctx context.Context, fp frontier.Fingerprint) (metadata.Page
 // record the merge leaves as it was (a link recorded before) is not written again, which spares the memtable
 // and the compactions its copy. The merge works on the stored record's bytes (appendMergedPage: the record
 // metadata.Merge of the decoded record would give, byte for byte) without decoding it into a Page. A page
-// whose key the page filter does not hold (pageFilter: every page key stored) is not read at all: it is
+// whose key the page filter does not hold (pagefilter.go: every page key stored) is not read at all: it is
 // certainly not stored, and merges into an empty record; nor is a page whose record Put wrote or read lately
 // (pageCache). Why Put reads rather than writing Pebble merge
 // operands: the package doc, "Page records".
@@ -104,7 +105,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 			cached[i] = rec // never nil: a record is at least its header
 			continue
 		}
-		if maybe[i] = p.filter.mayContain(key); maybe[i] {
+		if maybe[i] = p.filter.MayContain(key); maybe[i] {
 			reads++
 		}
 	}
@@ -150,7 +151,7 @@ func (p *Pages) Put(ctx context.Context, pages []metadata.Page) error {
 		if err := b.Set(key, val, nil); err != nil {
 			return fmt.Errorf("pebblestore: page put: %w", err)
 		}
-		p.filter.add(key) // before the commit: a key the filter holds and the batch does not write is a read more
+		p.filter.Add(key) // before the commit: a key the filter holds and the batch does not write is a read more
 		known = append(known, knownPage{string(key), slices.Clone(val)})
 	}
 	if !b.Empty() {

@@ -12,55 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestSeenFilter: no key added is ever reported absent, across the filter's growth into layers, and few keys
-// not added are reported present.
-func TestSeenFilter(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		n    int
-	}{
-		{"empty", 0},
-		{"one", 1},
-		{"first layer", seenFirstCap},
-		{"two layers", seenFirstCap + 1},
-		{"four layers", 10 * seenFirstCap},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newSeenFilter()
-			key := func(i int) []byte {
-				return urlKey("", fmt.Sprintf("h%d.test", i%1000), fmt.Sprintf("http://h%d.test/p%d", i%1000, i))
-			}
-			for i := range tc.n {
-				f.add(key(i))
-				f.add(key(i / 2)) // again: takes no room
-			}
-			for i := range tc.n {
-				if !f.mayContain(key(i)) {
-					t.Fatalf("key %d of %d added, reported absent", i, tc.n)
-				}
-			}
-			fp := 0
-			const probes = 20_000
-			for i := range probes {
-				if f.mayContain(key(tc.n + i)) {
-					fp++
-				}
-			}
-			if rate := float64(fp) / probes; rate > 0.05 {
-				t.Fatalf("%.1f%% of absent keys reported present", rate*100)
-			}
-			if want := 1; tc.n <= seenFirstCap && len(*f.layers.Load()) != want {
-				t.Fatalf("%d layers for %d keys", len(*f.layers.Load()), tc.n)
-			}
-		})
-	}
-	var f *seenFilter
-	f.add([]byte("u"))
-	if !f.mayContain([]byte("u")) || !f.mayContain([]byte("v")) {
-		t.Fatal("a nil filter must hold every key")
-	}
-}
-
 // TestSeenDifferential runs one random sequence of puts (discovered, known, feed), gets, purges, queue
 // deletions and restarts on a store with the filter and one without (seen nil: every lookup asks Pebble),
 // and wants the same answers from both.
@@ -179,36 +130,5 @@ func TestSeenDifferential(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestSeenFilterFull: a filter that reaches its bound stops growing and from then on holds every key, those
-// it recorded and those it could not.
-func TestSeenFilterFull(t *testing.T) {
-	f := newSeenFilter()
-	// Room for the first layer and the second, not a third.
-	f.maxBytes = 8 * (len(newSeenLayer(seenFirstCap).words) + len(newSeenLayer(2*seenFirstCap).words))
-	key := func(i int) []byte { return []byte(fmt.Sprintf("http://h%d.test/p%d", i%100, i)) }
-	n := 0
-	for ; !f.saturated(); n++ {
-		if n > 10*seenFirstCap {
-			t.Fatal("the filter never filled")
-		}
-		f.add(key(n))
-	}
-	if got := len(*f.layers.Load()); got != 2 {
-		t.Fatalf("%d layers at the bound, want 2", got)
-	}
-	if n <= 3*seenFirstCap {
-		t.Fatalf("full after %d keys, before both layers took theirs", n)
-	}
-	for i := range n + 1000 {
-		if !f.mayContain(key(i)) {
-			t.Fatalf("key %d reported absent by a full filter", i)
-		}
-	}
-	f.add(key(n + 1))
-	if got := len(*f.layers.Load()); got != 2 {
-		t.Fatalf("%d layers after an add to a full filter", got)
 	}
 }

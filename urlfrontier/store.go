@@ -17,6 +17,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/frontiercrawl/frontier/internal/keyfilter"
 )
 
 // StoreConfig configures a Store.
@@ -55,9 +57,9 @@ type Store struct {
 	crawls       map[string]*crawlState
 	defaultDelay int64 // ms
 	active       bool
-	// seen holds every URL key the store was given to write (a Bloom filter): seekEach asks Pebble only for
-	// the keys it may hold.
-	seen *seenFilter
+	// seen holds every URL key the store was given to write (a Bloom filter, seen.go): seekEach asks Pebble
+	// only for the keys it may hold.
+	seen *keyfilter.Filter
 	// hold, if set, keeps URLs from Get (a Gateway's run-time control, holdFunc): with key and u "" whether
 	// to hand out nothing at all, with u "" whether to skip the queue key, else whether to skip the URL u of
 	// that queue. Set before the store is used.
@@ -179,8 +181,8 @@ func (s *Store) loadSeen() error {
 		return err
 	}
 	defer it.Close()
-	for it.First(); it.Valid() && !s.seen.saturated(); it.Next() {
-		s.seen.add(it.Key())
+	for it.First(); it.Valid() && !s.seen.Full(); it.Next() {
+		s.seen.Add(it.Key())
 	}
 	return it.Error()
 }
@@ -339,7 +341,7 @@ const seekMin = 16
 func (s *Store) seekEach(keys [][]byte, f func(i int, v []byte, ok bool) error) error {
 	maybe := make([]int, 0, len(keys))
 	for i, k := range keys {
-		if s.seen.mayContain(k) {
+		if s.seen.MayContain(k) {
 			maybe = append(maybe, i)
 		} else if err := f(i, nil, false); err != nil {
 			return err
@@ -535,7 +537,7 @@ func (s *Store) Put(ctx context.Context, puts []Put) ([]Status, error) {
 		}
 		buf = r.encode(buf[:0])
 		if !pd.exists {
-			s.seen.add(uk) // before the commit: a reader then either finds it in seen or read before the write
+			s.seen.Add(uk) // before the commit: a reader then either finds it in seen or read before the write
 		}
 		_ = b.Set(uk, buf, nil)
 		pd.rec, pd.exists = r, true

@@ -37,9 +37,10 @@ var levels = map[string]int{
 	"spider": 3, "spider/*": 3,
 	"standalone": 4, "configs": 4,
 	"urlfrontier": 4, "urlfrontier/urlfrontierpb": 1, // the URLFrontier gRPC service and its generated API
-	"internal/outage":  0,             // backoff and outage tracking: standard library only, usable by every level
-	"internal/cputime": 0,             // the process's CPU time for benchmarks: standard library only
-	"internal/cli":     5, "cmd/*": 7, // the bootstrap, and the mains one above the bootstrap they call,
+	"internal/outage":    0,             // backoff and outage tracking: standard library only, usable by every level
+	"internal/cputime":   0,             // the process's CPU time for benchmarks: standard library only
+	"internal/keyfilter": 0,             // a bounded Bloom filter over byte keys (urlfrontier, pebblestore): standard library only
+	"internal/cli":       5, "cmd/*": 7, // the bootstrap, and the mains one above the bootstrap they call,
 	"launch": 6, // and between the two every role built from its configuration (importable by mains built outside the module).
 	// Test-only helpers: they may import anything below the workers, and only tests may import them.
 	"frontiertest": 4, "frontiertest/*": 4,
