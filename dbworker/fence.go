@@ -30,7 +30,10 @@ import (
 //
 // The check is a call to the fence the context carries: with kafkabus, a passing answer of the ownership
 // group's coordinator stands for 200 ms of the monotonic clock, so a busy worker adds no request per batch
-// (its Kafka writes asked already) and a resumed one always asks again. What it cannot close: the check and
+// (its Kafka writes asked already) and a resumed one always asks again. The check here saves a refused
+// batch its reads; the hbase stores ask the same fence again right before each write request and each retry
+// of one (hbase Client.doFenced), so the time a stop can fall into is the instant between that answer and the
+// request, not Schedule's index read, its locks or an outage's retries. What it cannot close: the check and
 // the write are two requests (HBase's only atomic check, checkAndMutate, covers one row, and a scoring batch
 // writes thousands, bus/kafkabus/fence.go says the same of Kafka), so a process stopped between them writes
 // once when resumed. hbase BenchmarkIntegrationFencedPut measures what a per-row fence would cost instead.

@@ -121,7 +121,7 @@ func (q *Queue) schedule(ctx context.Context, items []queue.Item, keep []int) er
 	}); err != nil {
 		return err
 	}
-	return q.deleteRows(ctx, dels)
+	return q.deleteRows(ctx, dels, true)
 }
 
 // indexEntry is a fingerprint's index row: its current queue row key and the key that one replaced.
@@ -143,9 +143,10 @@ func (q *Queue) readIndex(ctx context.Context, fps []frontier.Fingerprint) ([]in
 	return out, nil
 }
 
-func (q *Queue) deleteRows(ctx context.Context, dels []*thrift2.TDelete) error {
+// deleteRows deletes dels in chunks; fenced as for Client.deleteMultiple.
+func (q *Queue) deleteRows(ctx context.Context, dels []*thrift2.TDelete, fenced bool) error {
 	return q.c.chunks(ctx, len(dels), q.c.cfg.PutBatch, func(ctx context.Context, lo, hi int) error {
-		return q.c.deleteMultiple(ctx, q.name, q.table, dels[lo:hi])
+		return q.c.deleteMultiple(ctx, q.name, q.table, dels[lo:hi], fenced)
 	})
 }
 
@@ -298,7 +299,7 @@ func (q *Queue) Ack(ctx context.Context, items []queue.Item) error {
 			rows = append(rows, ackDelete(gets[j].Row, r))
 		}
 	}
-	return q.deleteRows(ctx, rows)
+	return q.deleteRows(ctx, rows, false) // not fenced: dbworker/fence.go says why
 }
 
 // ackDelete deletes the queue cell Ack read in r, and no later one. The fingerprint locks keep out a Schedule

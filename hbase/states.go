@@ -123,20 +123,24 @@ func (c *Client) chunks(ctx context.Context, n, size int, fn func(ctx context.Co
 	return g.Wait()
 }
 
+// putMultiple writes puts, fenced (doFenced): every put the stores make is for partitions the writer owns
+// (states, pages, queue rows).
 func (c *Client) putMultiple(ctx context.Context, name string, table []byte, puts []*thrift2.TPut) error {
 	if len(puts) == 0 {
 		return nil
 	}
-	return c.do(ctx, "putMultiple "+name, true, func(ctx context.Context, svc thrift2.THBaseService) error {
+	return c.doFenced(ctx, "putMultiple "+name, func(ctx context.Context, svc thrift2.THBaseService) error {
 		return svc.PutMultiple(ctx, table, puts)
 	})
 }
 
-func (c *Client) deleteMultiple(ctx context.Context, name string, table []byte, dels []*thrift2.TDelete) error {
+// deleteMultiple deletes rows; fenced says whether the write is fenced (doFenced) or not (do: Queue.Ack, which
+// must land after its fenced send whoever owns the partition now).
+func (c *Client) deleteMultiple(ctx context.Context, name string, table []byte, dels []*thrift2.TDelete, fenced bool) error {
 	if len(dels) == 0 {
 		return nil
 	}
-	return c.do(ctx, "deleteMultiple "+name, true, func(ctx context.Context, svc thrift2.THBaseService) error {
+	return c.call(ctx, "deleteMultiple "+name, true, fenced, func(ctx context.Context, svc thrift2.THBaseService) error {
 		left, err := svc.DeleteMultiple(ctx, table, dels)
 		if err == nil && len(left) > 0 {
 			return fmt.Errorf("%d of %d deletes not applied, first row %x", len(left), len(dels), left[0].Row)
