@@ -56,31 +56,34 @@ func (p *Picker) full() bool { return len(p.items) >= p.lim.Max }
 // Wants reports whether a candidate of host could be taken now. A caller that scans rows grouped by host may
 // skip the rest of a host's group when Wants is false.
 func (p *Picker) Wants(host string) bool {
-	n := p.perHost[host]
+	c := 0
 	if p.lim.HostCap != nil {
-		c, ok := p.caps[host]
-		if !ok {
+		var ok bool
+		if c, ok = p.caps[host]; !ok {
 			c = p.askCap(host)
 		}
-		if n >= c {
-			return false
-		}
-	} else if p.lim.PerHost > 0 && n >= p.lim.PerHost {
-		return false
 	}
-	return p.room(n)
+	return p.allows(p.perHost[host], c)
 }
 
 // WantsBytes is Wants for a host held as bytes (a queue key's), without making its string but for the
 // first HostCap call of the host: a scan asks once per row it offers and once per host group it passes over.
 func (p *Picker) WantsBytes(host []byte) bool {
-	n := p.perHost[string(host)]
+	c := 0
 	if p.lim.HostCap != nil {
-		c, ok := p.caps[string(host)]
-		if !ok {
+		var ok bool
+		if c, ok = p.caps[string(host)]; !ok {
 			c = p.askCap(string(host))
 		}
-		if n >= c {
+	}
+	return p.allows(p.perHost[string(host)], c)
+}
+
+// allows reports whether a host holding n items of the batch, whose HostCap is hostCap (when Limits has one),
+// may have one more.
+func (p *Picker) allows(n, hostCap int) bool {
+	if p.lim.HostCap != nil {
+		if n >= hostCap {
 			return false
 		}
 	} else if p.lim.PerHost > 0 && n >= p.lim.PerHost {
