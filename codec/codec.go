@@ -154,6 +154,13 @@ type SkimDecoder interface {
 	DecodeMessageSkim(p []byte, s Skim) (frontier.Message, error)
 }
 
+// RequestMetaDecoder is implemented by codecs that can decode a spider-feed request keeping only the meta
+// entries whose key keep accepts (Msgpack does); it rejects exactly what DecodeRequest rejects. The URLFrontier
+// gateway reads a feed request's URL and its own few meta keys (issue 23).
+type RequestMetaDecoder interface {
+	DecodeRequestMeta(p []byte, keep func(key []byte) bool) (*frontier.Request, error)
+}
+
 // MessageDecoderMaker is implemented by codecs whose decoding can share work across the messages one consumer
 // decodes one after another: NewMessageDecoder returns a decoder for one goroutine. Msgpack's shares the meta
 // domain maps (see MsgpackDecoder). Use NewMessageDecoder(c) to get one from any codec.

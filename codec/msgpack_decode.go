@@ -24,6 +24,22 @@ func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
 	return r, nil
 }
 
+// DecodeRequestMeta implements RequestMetaDecoder: DecodeRequest, except that the request's meta keeps only the
+// entries whose str or bin key keep accepts (and frontier.MetaKeyBody); the others are checked for structure as
+// DecodeRequest checks them and skipped without being built, so the same inputs are rejected. A nil keep keeps
+// every entry.
+func (Msgpack) DecodeRequestMeta(p []byte, keep func(key []byte) bool) (*frontier.Request, error) {
+	d := mpReader{b: bytes.Clone(p), keep: keep}
+	r, err := d.request()
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codec: msgpack: request: %w", err)
+	}
+	return r, nil
+}
+
 // DecodeMessage decodes one tagged message. An unknown or str-typed tag wraps ErrUnknownTag.
 func (m Msgpack) DecodeMessage(p []byte) (frontier.Message, error) {
 	return m.DecodeMessageLinksMeta(p, nil)

@@ -246,7 +246,7 @@ func (g *Gateway) take(ctx context.Context, feed bus.Consumer, msgs []bus.Messag
 		r *frontier.Request
 	}
 	reqs := bus.Decode(feed, msgs, func(m bus.Message) (req, error) {
-		r, err := g.deps.Codec.DecodeRequest(m.Value)
+		r, err := decodeFeed(g.deps.Codec, m.Value)
 		if err == nil && r.URL == "" {
 			err = errors.New("request without a URL")
 		}
@@ -308,6 +308,24 @@ func feedInfo(r *frontier.Request) (URLInfo, int64) {
 		due = nb * 1000
 	}
 	return info, due
+}
+
+// decodeFeed decodes a spider-feed request for take: with a codec.RequestMetaDecoder, keeping only the meta
+// entries feedInfo reads (the rest is checked as DecodeRequest checks it, not built); otherwise whole.
+func decodeFeed(c codec.Decoder, p []byte) (*frontier.Request, error) {
+	if d, ok := c.(codec.RequestMetaDecoder); ok {
+		return d.DecodeRequestMeta(p, feedMetaKey)
+	}
+	return c.DecodeRequest(p)
+}
+
+// feedMetaKey accepts the meta keys feedInfo reads.
+func feedMetaKey(k []byte) bool {
+	switch string(k) {
+	case MetaKeyCrawl, MetaKeyQueue, MetaKeyMetadata, frontier.MetaKeyNotBefore:
+		return true
+	}
+	return false
 }
 
 func metaStr(m frontier.Map, key string) string {
