@@ -12,16 +12,8 @@ import (
 )
 
 // DecodeRequest decodes a spider-feed item (a bare request array).
-func (Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
-	d := mpReader{b: bytes.Clone(p)}
-	r, err := d.request()
-	if err == nil {
-		err = d.end()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("codec: msgpack: request: %w", err)
-	}
-	return r, nil
+func (m Msgpack) DecodeRequest(p []byte) (*frontier.Request, error) {
+	return m.DecodeRequestMeta(p, nil)
 }
 
 // DecodeRequestMeta implements RequestMetaDecoder: DecodeRequest, except that the request's meta keeps only the
