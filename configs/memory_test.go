@@ -13,7 +13,8 @@ func TestStandaloneMemoryDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 64 << 20, MemTable: 16 << 20, BodyBudget: 64 << 20, GoLimit: 192 << 20}
+	want := standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 64 << 20, MemTable: 16 << 20, BodyBudget: 64 << 20, GoLimit: 192 << 20,
+		StateCache: 32 << 20, PageCache: 16 << 20, PageFilter: 8 << 20}
 	if got := cfg.Standalone.Memory(); got != want {
 		t.Errorf("standalone memory plan %+v, want %+v", got, want)
 	}
@@ -21,7 +22,8 @@ func TestStandaloneMemoryDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 128 << 20, BodyBudget: 32 << 20, GoLimit: 128 << 20}
+	want = standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 128 << 20, BodyBudget: 32 << 20, GoLimit: 128 << 20,
+		StateCache: 24 << 20, PageCache: 12 << 20, PageFilter: 6 << 20}
 	if got := set.Standalone.Memory(); got != want {
 		t.Errorf("with cache_bytes and body_budget_bytes set: %+v, want %+v", got, want)
 	}

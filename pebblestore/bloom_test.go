@@ -138,10 +138,10 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "dir") {
 		t.Fatalf("default config without dir: %v", err)
 	}
-	c.Dir, c.ScoreBuckets, c.CacheBytes = "x", 0, -1
+	c.Dir, c.ScoreBuckets, c.CacheBytes, c.PageCacheBytes, c.PageFilterBytes = "x", 0, -1, -1, 1<<40
 	c.Bloom.FPRate = 2
 	err := c.Validate()
-	for _, want := range []string{"score_buckets", "cache_bytes", "fp_rate"} {
+	for _, want := range []string{"score_buckets", "cache_bytes", "fp_rate", "page cache bytes = -1", "page filter bytes = 1099511627776"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate = %v, want a problem with %s", err, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -40,6 +41,11 @@ type Config struct {
 	ScoreBuckets int `mapstructure:"score_buckets"`
 	// Bloom sizes the Bloom filter in front of the states; Expected 0 disables it.
 	Bloom state.BloomConfig `mapstructure:"bloom"`
+	// PageCacheBytes bounds the page cache (the page records Pages.Put wrote or read lately) and
+	// PageFilterBytes the page-key filter (pagefilter.go), both in the Go heap; 0 is each one's default
+	// (16 MiB). The standalone derives both from its memory limit (package standalone, "Memory").
+	PageCacheBytes  int64 `mapstructure:"-"`
+	PageFilterBytes int64 `mapstructure:"-"`
 	// FS is the file system; nil is the OS. Tests use vfs.NewMem().
 	FS vfs.FS `mapstructure:"-"`
 }
@@ -67,6 +73,12 @@ func (c Config) Validate() error {
 	}
 	if err := c.Bloom.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("pebblestore: %w", err))
+	}
+	if c.PageCacheBytes < 0 || c.PageCacheBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("pebblestore: page cache bytes = %d, want 0..%d (0: the default)", c.PageCacheBytes, math.MaxInt32))
+	}
+	if c.PageFilterBytes < 0 || c.PageFilterBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("pebblestore: page filter bytes = %d, want 0..%d (0: the default)", c.PageFilterBytes, math.MaxInt32))
 	}
 	return errors.Join(errs...)
 }
@@ -147,7 +159,7 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 		d.wo = pebble.Sync
 	}
 	d.states = &States{d: d}
-	d.pages = &Pages{d: d}
+	d.pages = &Pages{d: d, filterMax: int(cfg.PageFilterBytes), cache: pageCache{max: int(cfg.PageCacheBytes)}}
 	d.domains = &Domains{d: d}
 	if d.queue, err = openQueue(d); err != nil {
 		return nil, errors.Join(err, pdb.Close())

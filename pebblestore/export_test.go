@@ -42,3 +42,10 @@ func PageFilterFull(p *Pages) bool {
 	defer p.mu.Unlock()
 	return p.filter != nil && p.filter.Full()
 }
+
+// PageBounds returns the bounds p sizes its page filter and page cache with (0: the defaults).
+func PageBounds(p *Pages) (filterMax, cacheMax int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.filterMax, p.cache.max
+}

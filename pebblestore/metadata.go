@@ -22,7 +22,7 @@ type Pages struct {
 	d  *DB
 	mu sync.Mutex // Put reads, merges and writes
 	// filter holds, under mu, every page key stored (loaded at the first Put): Put reads only the keys it may
-	// hold. filterCap and filterMax size it (pageFilterFirstCap, pageFilterMaxBytes; tests set less).
+	// hold. filterCap and filterMax size it (0: pageFilterFirstCap, and Config.PageFilterBytes or pageFilterMaxBytes).
 	filter               *keyfilter.Filter
 	filterCap, filterMax int
 	// cache holds, under mu, the stored records of the pages Put wrote or read lately: Put merges into a
@@ -178,10 +178,11 @@ type knownPage struct {
 type pageCache struct {
 	cur, prev map[string][]byte
 	size      int // bytes held by cur
-	max       int // pageCacheBytes; tests set less
+	max       int // Config.PageCacheBytes; 0: pageCacheBytes
 }
 
-// pageCacheBytes bounds the page cache (about 150 bytes a link's record: ~110,000 pages).
+// pageCacheBytes bounds the page cache by default (Config.PageCacheBytes; about 150 bytes a link's record:
+// ~110,000 pages).
 const pageCacheBytes = 16 << 20
 
 // pageCacheEntry estimates what an entry costs beyond its key's and its record's bytes.

@@ -12,7 +12,8 @@ import (
 // records are new links, and Pebble's answer for an absent key walks the memtable and asks every table's
 // filter. Pages.Put is the only writer of the m keys and the DB is this process's alone.
 //
-// It is bounded at pageFilterMaxBytes (eight layers, about 8.4 million pages): a store that outgrows it has a
+// It is bounded at Config.PageFilterBytes, by default pageFilterMaxBytes (eight layers, about 8.4 million
+// pages; the standalone's 256 MiB give it 8 MiB, about 4.2 million): a store that outgrows it has a
 // full filter, and from then on every page is read before its write, as without a filter. The bound keeps the
 // filter's memory and the opening scan small whatever the crawl's size.
 const (

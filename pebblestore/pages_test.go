@@ -141,3 +141,19 @@ func TestPagesPutUnchangedWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPageBoundsFromConfig: Config.PageFilterBytes and PageCacheBytes (which the standalone derives from its
+// memory limit) bound the page filter and the page cache (TestPagesPutMergesLikeMemory covers Put with small
+// bounds).
+func TestPageBoundsFromConfig(t *testing.T) {
+	cfg := testConfig(t, false)
+	cfg.PageFilterBytes, cfg.PageCacheBytes = 5<<20, 3<<20
+	db, err := pebblestore.Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if f, c := pebblestore.PageBounds(db.Pages()); f != 5<<20 || c != 3<<20 {
+		t.Errorf("page filter bound %d, page cache bound %d; want %d, %d", f, c, 5<<20, 3<<20)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/state"
 )
 
 // MemoryPlan is how a standalone process's memory is split (see the package doc, "Memory").
@@ -17,6 +18,12 @@ type MemoryPlan struct {
 	// MemoryWithGateway); 0: no gateway, or no limit (the gateway keeps its package default).
 	GatewayCache int64
 	GoLimit      int64 // the Go runtime's soft limit; 0: none
+	// The bounded structures of the Go heap, sized from what GoLimit leaves beside the bodies (the heap's
+	// own share, sizeHeap) so that they fit in it whatever the crawl's size; 0 (no limit): each package's
+	// default.
+	StateCache int64 // the strategy workers' state caches together (StateCacheConfig)
+	PageCache  int64 // the DB worker's page cache (pebblestore.Config.PageCacheBytes)
+	PageFilter int64 // the DB worker's page-key filter (pebblestore.Config.PageFilterBytes)
 }
 
 // memtableMax is the largest memtable the plan derives (pebblestore's own derivation stops there too).
@@ -46,7 +53,46 @@ func (c Config) Memory() MemoryPlan {
 	if p.Total > 0 {
 		p.GoLimit = p.Total - p.PebbleCache
 	}
+	p.sizeHeap()
 	return p
+}
+
+// The parts of the Go heap's own share (GoLimit − BodyBudget) its bounded structures get: a quarter for the
+// state caches, an eighth for the page cache (16 MiB of the default 256 MiB, its package default) and a
+// sixteenth for the page filter, leaving more than half for what has no bound of its own (batches and
+// messages in flight, Bloom filters, buffers) and the collector's headroom.
+const (
+	stateCacheShare = 4
+	pageCacheShare  = 8
+	pageFilterShare = 16
+)
+
+// sizeHeap derives StateCache, PageCache and PageFilter from GoLimit and BodyBudget (at least 1 MiB each;
+// nothing without a limit).
+func (p *MemoryPlan) sizeHeap() {
+	p.StateCache, p.PageCache, p.PageFilter = 0, 0, 0
+	if p.GoLimit <= 0 {
+		return
+	}
+	heap := p.GoLimit - p.BodyBudget
+	p.StateCache = max(heap/stateCacheShare, 1<<20)
+	p.PageCache = max(heap/pageCacheShare, 1<<20)
+	p.PageFilter = max(heap/pageFilterShare, 1<<20)
+}
+
+// StateCacheConfig returns c for each of workers strategy workers, its MaxEntries lowered, if it must be, to
+// the worker's share of StateCache (state.CacheEntriesIn), and FlushEvery to half of that. Without a limit
+// it returns c.
+func (p MemoryPlan) StateCacheConfig(c state.CacheConfig, workers int) state.CacheConfig {
+	if p.StateCache <= 0 {
+		return c
+	}
+	n := max(state.CacheEntriesIn(p.StateCache/int64(max(workers, 1))), 2)
+	if n < c.MaxEntries {
+		c.MaxEntries = n
+		c.FlushEvery = max(min(c.FlushEvery, n/2), 1)
+	}
+	return c
 }
 
 // gatewayShare is the part of MemoryLimit a URLFrontier gateway's own store gets for its block cache (and the
@@ -61,6 +107,7 @@ func (c Config) MemoryWithGateway() MemoryPlan {
 	if p.Total > 0 {
 		p.GatewayCache = max(p.Total/gatewayShare, 1<<20)
 		p.GoLimit -= p.GatewayCache
+		p.sizeHeap()
 	}
 	return p
 }

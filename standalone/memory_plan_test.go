@@ -6,6 +6,7 @@ import (
 
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/spider"
+	"github.com/frontiercrawl/frontier/state"
 )
 
 // TestMemoryPlan: the split of standalone.memory_limit (the package doc, "Memory"): what a key sets is kept,
@@ -19,22 +20,28 @@ func TestMemoryPlan(t *testing.T) {
 		bad                      string
 	}{
 		{name: "cmd/standalone's default: 256 MiB", limit: 256 * mib,
-			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GoLimit: 192 * mib}},
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GoLimit: 192 * mib,
+				StateCache: 32 * mib, PageCache: 16 * mib, PageFilter: 8 * mib}},
 		{name: "no limit: the packages' defaults, no Go limit",
 			want: MemoryPlan{PebbleCache: pebblestore.DefaultConfig().CacheBytes, BodyBudget: spider.DefaultBodyBudgetBytes}},
 		{name: "no limit, explicit parts", cache: 32 * mib, budget: 8 * mib,
 			want: MemoryPlan{PebbleCache: 32 * mib, BodyBudget: 8 * mib}},
 		{name: "explicit cache: its memtable is pebblestore's rule", limit: 256 * mib, cache: 128 * mib,
-			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 64 * mib, GoLimit: 128 * mib}},
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 64 * mib, GoLimit: 128 * mib,
+				StateCache: 16 * mib, PageCache: 8 * mib, PageFilter: 4 * mib}},
 		{name: "explicit memtable and budget", limit: 1024 * mib, mt: 8 * mib, budget: 100 * mib,
-			want: MemoryPlan{Total: 1024 * mib, PebbleCache: 256 * mib, MemTable: 8 * mib, BodyBudget: 100 * mib, GoLimit: 768 * mib}},
+			want: MemoryPlan{Total: 1024 * mib, PebbleCache: 256 * mib, MemTable: 8 * mib, BodyBudget: 100 * mib, GoLimit: 768 * mib,
+				StateCache: 167 * mib, PageCache: 167 * mib / 2, PageFilter: 167 * mib / 4}},
 		{name: "a large limit: the memtable stops at 32 MiB", limit: 4096 * mib,
-			want: MemoryPlan{Total: 4096 * mib, PebbleCache: 1024 * mib, MemTable: 32 * mib, BodyBudget: 1024 * mib, GoLimit: 3072 * mib}},
+			want: MemoryPlan{Total: 4096 * mib, PebbleCache: 1024 * mib, MemTable: 32 * mib, BodyBudget: 1024 * mib, GoLimit: 3072 * mib,
+				StateCache: 512 * mib, PageCache: 256 * mib, PageFilter: 128 * mib}},
 		{name: "a small limit: the memtable at least 1 MiB", limit: 8 * mib,
-			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GoLimit: 6 * mib}},
+			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GoLimit: 6 * mib,
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib}},
 		{name: "explicit parts leaving the Go heap nothing", limit: 256 * mib, cache: 200 * mib, budget: 64 * mib,
-			want: MemoryPlan{Total: 256 * mib, PebbleCache: 200 * mib, BodyBudget: 64 * mib, GoLimit: 56 * mib},
-			bad:  "leaves nothing for the Go heap"},
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 200 * mib, BodyBudget: 64 * mib, GoLimit: 56 * mib,
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib},
+			bad: "leaves nothing for the Go heap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -64,14 +71,17 @@ func TestMemoryWithGateway(t *testing.T) {
 		bad                  string
 	}{
 		{name: "cmd/standalone's default: the gateway's 16 MiB come out of the Go heap's share", limit: 256 * mib,
-			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GatewayCache: 16 * mib, GoLimit: 176 * mib}},
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GatewayCache: 16 * mib, GoLimit: 176 * mib,
+				StateCache: 28 * mib, PageCache: 14 * mib, PageFilter: 7 * mib}},
 		{name: "no limit: the gateway keeps its package default",
 			want: MemoryPlan{PebbleCache: pebblestore.DefaultConfig().CacheBytes, BodyBudget: spider.DefaultBodyBudgetBytes}},
 		{name: "a small limit: at least 1 MiB", limit: 8 * mib,
-			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GatewayCache: 1 * mib, GoLimit: 5 * mib}},
+			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GatewayCache: 1 * mib, GoLimit: 5 * mib,
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib}},
 		{name: "explicit parts that leave the Go heap nothing once the gateway has its share", limit: 256 * mib, cache: 128 * mib, budget: 112 * mib,
-			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 112 * mib, GatewayCache: 16 * mib, GoLimit: 112 * mib},
-			bad:  "URLFrontier gateway's cache"},
+			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 112 * mib, GatewayCache: 16 * mib, GoLimit: 112 * mib,
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib},
+			bad: "URLFrontier gateway's cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -90,6 +100,42 @@ func TestMemoryWithGateway(t *testing.T) {
 			}
 			if tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)) {
 				t.Errorf("Check: %v, want an error with %q", err, tc.bad)
+			}
+		})
+	}
+}
+
+// TestStateCacheConfig: each strategy worker's state cache is lowered to its share of the plan's StateCache,
+// never raised, and keeps a FlushEvery below its MaxEntries; without a limit the configuration stands.
+func TestStateCacheConfig(t *testing.T) {
+	const mib = 1 << 20
+	def := state.DefaultCacheConfig() // 3 million entries, flush every 15,000
+	for _, tc := range []struct {
+		name    string
+		plan    MemoryPlan
+		c       state.CacheConfig
+		workers int
+		want    state.CacheConfig
+	}{
+		{name: "no limit", plan: MemoryPlan{}, c: def, workers: 1, want: def},
+		{name: "256 MiB: 32 MiB for one worker", plan: MemoryPlan{StateCache: 32 * mib}, c: def, workers: 1,
+			want: state.CacheConfig{MaxEntries: 1_579_032, FlushEvery: 15_000}},
+		{name: "shared by two workers", plan: MemoryPlan{StateCache: 32 * mib}, c: def, workers: 2,
+			want: state.CacheConfig{MaxEntries: 789_516, FlushEvery: 15_000}},
+		{name: "a configured bound below the share stands", plan: MemoryPlan{StateCache: 32 * mib},
+			c: state.CacheConfig{MaxEntries: 1000, FlushEvery: 100}, workers: 1, want: state.CacheConfig{MaxEntries: 1000, FlushEvery: 100}},
+		{name: "a share below the write log: FlushEvery halves", plan: MemoryPlan{StateCache: 17 * 1000}, c: def, workers: 1,
+			want: state.CacheConfig{MaxEntries: 800, FlushEvery: 400}},
+		{name: "a share for less than two entries: two", plan: MemoryPlan{StateCache: 1}, c: def, workers: 4,
+			want: state.CacheConfig{MaxEntries: 2, FlushEvery: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.plan.StateCacheConfig(tc.c, tc.workers)
+			if got != tc.want {
+				t.Errorf("StateCacheConfig = %+v, want %+v", got, tc.want)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("StateCacheConfig = %+v: %v", got, err)
 			}
 		})
 	}

@@ -34,8 +34,16 @@
 //     memory itself, outside the Go heap, so the Go runtime's memory limit does not see it.
 //   - response bodies, a quarter: one budget of body bytes in memory shared by every spider of the process
 //     (Spider.BodyBudgetBytes when 0; spider.BodyBudget), in the Go heap.
-//   - the rest of the Go heap, half: the strategy workers' state caches and Bloom filter as they grow, the DB
-//     worker's seen set, the batches and messages in flight, connection buffers, and the collector's headroom.
+//   - the rest of the Go heap, half. Its structures that would otherwise grow to a size fixed in their
+//     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter): a quarter for the
+//     strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to fit: 1.5 million
+//     URLs in the default 256 MiB, where the package's default is 3 million, about 64 MB), an eighth for the
+//     DB worker's page cache (16 MiB) and a sixteenth for its page-key filter (8 MiB, where its default is
+//     16 MiB). The
+//     rest of the share is for what grows with the crawl or the load (the states' Bloom filter, the DB
+//     worker's seen set, the batches and messages in flight, connection buffers) and the collector's
+//     headroom. With a URLFrontier gateway its store's cache comes out of this share first
+//     (MemoryWithGateway), and the structures are sized from what is left.
 //
 // The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
 // unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
@@ -227,11 +235,18 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		return Summary{}, fmt.Errorf("standalone: %w", err)
 	}
 	mem := cfg.Memory()
+	if deps.Gateway != nil {
+		mem = cfg.MemoryWithGateway()
+	}
+	swcfg := cfg.StrategyWorker
+	swcfg.Cache = mem.StateCacheConfig(swcfg.Cache, cfg.StrategyWorkers)
 	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
-		"body_budget_mib", mem.BodyBudget>>20, "go_limit_mib", mem.GoLimit>>20)
+		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
+		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20)
 	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	pcfg := cfg.Pebble
 	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable
+	pcfg.PageCacheBytes, pcfg.PageFilterBytes = mem.PageCache, mem.PageFilter
 	if pcfg.Dir == "" {
 		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
 	}
@@ -296,7 +311,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	var sws []*strategyworker.Worker
 	for p := range cfg.StrategyWorkers {
-		sw, err := strategyworker.New(cfg.StrategyWorker, strategyworker.Deps{Bus: b, Codec: c, States: db.States(), Domains: db.Domains(),
+		sw, err := strategyworker.New(swcfg, strategyworker.Deps{Bus: b, Codec: c, States: db.States(), Domains: db.Domains(),
 			Fingerprint: id.Fingerprint, Partition: p, Logger: log.With("component", "strategyworker", "partition", p),
 			Registerer: firstOnly(deps.Registerer, p)})
 		if err != nil {

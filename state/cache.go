@@ -28,6 +28,10 @@ type CacheConfig struct {
 // full, reached with use) and writes back every 15,000 changes (HBASE_STATE_WRITE_LOG_SIZE).
 func DefaultCacheConfig() CacheConfig { return CacheConfig{MaxEntries: 3_000_000, FlushEvery: 15_000} }
 
+// CacheEntriesIn is the largest MaxEntries whose full table fits in bytes (21.25 bytes an entry; the write
+// log, at most FlushEvery entries, and a growing table's old copy come beside it).
+func CacheEntriesIn(bytes int64) int { return int(float64(bytes) * loadFactor / slotBytes) }
+
 // Validate reports every problem of the configuration.
 func (c CacheConfig) Validate() error {
 	var errs []error
