@@ -67,7 +67,7 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 		gcfg.Store.Dir = filepath.Join(scfg.DataDir, "urlfrontier")
 		gcfg.Store.Sync = scfg.Pebble.Sync
 		if mem.GatewayCache > 0 { // inside standalone.memory_limit (MemoryWithGateway)
-			gcfg.Store.CacheBytes = mem.GatewayCache
+			gcfg.Store.CacheBytes, gcfg.Store.SeenFilterBytes = mem.GatewayCache, mem.SeenFilter
 		}
 		gcfg.Partitions = gwParts
 		if gcfg.Partitions == nil {

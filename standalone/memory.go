@@ -24,6 +24,7 @@ type MemoryPlan struct {
 	StateCache int64 // the strategy workers' state caches together (StateCacheConfig)
 	PageCache  int64 // the DB worker's page cache (pebblestore.Config.PageCacheBytes)
 	PageFilter int64 // the DB worker's page-key filter (pebblestore.Config.PageFilterBytes)
+	SeenFilter int64 // the URLFrontier gateway's seen filter (urlfrontier.StoreConfig.SeenFilterBytes); 0: no gateway
 }
 
 // memtableMax is the largest memtable the plan derives (pebblestore's own derivation stops there too).
@@ -65,6 +66,7 @@ const (
 	stateCacheShare = 4
 	pageCacheShare  = 8
 	pageFilterShare = 16
+	seenFilterShare = 8 // with a gateway (MemoryWithGateway): 14 MiB of the default 256 MiB
 )
 
 // sizeHeap derives StateCache, PageCache and PageFilter from GoLimit and BodyBudget (at least 1 MiB each;
@@ -101,13 +103,15 @@ const gatewayShare = 16
 
 // MemoryWithGateway is Memory for a standalone that also serves the URLFrontier API from a gateway with a Pebble
 // store of its own (standalone --urlfrontier): that store's cache is a sixteenth of the limit (at least 1 MiB),
-// taken from the Go heap's share, so the whole process stays within MemoryLimit. Without a limit it is Memory.
+// taken from the Go heap's share, so the whole process stays within MemoryLimit, and the Go heap's structures
+// are sized from what is left, the store's seen filter among them (an eighth). Without a limit it is Memory.
 func (c Config) MemoryWithGateway() MemoryPlan {
 	p := c.Memory()
 	if p.Total > 0 {
 		p.GatewayCache = max(p.Total/gatewayShare, 1<<20)
 		p.GoLimit -= p.GatewayCache
 		p.sizeHeap()
+		p.SeenFilter = max((p.GoLimit-p.BodyBudget)/seenFilterShare, 1<<20)
 	}
 	return p
 }

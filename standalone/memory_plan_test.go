@@ -72,15 +72,15 @@ func TestMemoryWithGateway(t *testing.T) {
 	}{
 		{name: "cmd/standalone's default: the gateway's 16 MiB come out of the Go heap's share", limit: 256 * mib,
 			want: MemoryPlan{Total: 256 * mib, PebbleCache: 64 * mib, MemTable: 16 * mib, BodyBudget: 64 * mib, GatewayCache: 16 * mib, GoLimit: 176 * mib,
-				StateCache: 28 * mib, PageCache: 14 * mib, PageFilter: 7 * mib}},
+				StateCache: 28 * mib, PageCache: 14 * mib, PageFilter: 7 * mib, SeenFilter: 14 * mib}},
 		{name: "no limit: the gateway keeps its package default",
 			want: MemoryPlan{PebbleCache: pebblestore.DefaultConfig().CacheBytes, BodyBudget: spider.DefaultBodyBudgetBytes}},
 		{name: "a small limit: at least 1 MiB", limit: 8 * mib,
 			want: MemoryPlan{Total: 8 * mib, PebbleCache: 2 * mib, MemTable: 1 * mib, BodyBudget: 2 * mib, GatewayCache: 1 * mib, GoLimit: 5 * mib,
-				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib}},
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib, SeenFilter: 1 * mib}},
 		{name: "explicit parts that leave the Go heap nothing once the gateway has its share", limit: 256 * mib, cache: 128 * mib, budget: 112 * mib,
 			want: MemoryPlan{Total: 256 * mib, PebbleCache: 128 * mib, BodyBudget: 112 * mib, GatewayCache: 16 * mib, GoLimit: 112 * mib,
-				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib},
+				StateCache: 1 * mib, PageCache: 1 * mib, PageFilter: 1 * mib, SeenFilter: 1 * mib},
 			bad: "URLFrontier gateway's cache"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

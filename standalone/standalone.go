@@ -43,7 +43,8 @@
 //     rest of the share is for what grows with the crawl or the load (the states' Bloom filter, the DB
 //     worker's seen set, the batches and messages in flight, connection buffers) and the collector's
 //     headroom. With a URLFrontier gateway its store's cache comes out of this share first
-//     (MemoryWithGateway), and the structures are sized from what is left.
+//     (MemoryWithGateway), and the structures are sized from what is left, the gateway's seen filter among
+//     them (an eighth: 14 MiB, where its default is 32 MiB).
 //
 // The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
 // unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
@@ -242,7 +243,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	swcfg.Cache = mem.StateCacheConfig(swcfg.Cache, cfg.StrategyWorkers)
 	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
 		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
-		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20)
+		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20,
+		"gateway_seen_filter_mib", mem.SeenFilter>>20)
 	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	pcfg := cfg.Pebble
 	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/frontiercrawl/frontier/internal/keyfilter"
 )
 
 // TestSeenDifferential runs one random sequence of puts (discovered, known, feed), gets, purges, queue
@@ -128,6 +130,37 @@ func TestSeenDifferential(t *testing.T) {
 						t.Fatalf("URLStatus(%s): %+v, %v with the filter; %+v, %v without", url, a, errA, b, errB)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestSeenFilterBound: StoreConfig.SeenFilterBytes bounds the store's seen filter (the standalone sizes it
+// from its memory limit); 0 keeps the default, seenMaxBytes.
+func TestSeenFilterBound(t *testing.T) {
+	oneLayer := int64(keyfilter.LayerBytes(seenFirstCap))
+	for _, tc := range []struct {
+		name     string
+		maxBytes int64
+		full     bool // after 2·seenFirstCap keys (a layer takes seenFirstCap, less its false positives)
+	}{
+		{name: "default", maxBytes: 0},
+		{name: "room for two layers", maxBytes: 3 * oneLayer},
+		{name: "one layer", maxBytes: oneLayer, full: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultStoreConfig()
+			cfg.Dir, cfg.FS, cfg.Sync, cfg.SeenFilterBytes = "db", vfs.NewMem(), false, tc.maxBytes
+			s, err := OpenStore(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for i := range 2 * seenFirstCap {
+				s.seen.Add(fmt.Appendf(nil, "k%d", i))
+			}
+			if s.seen.Full() != tc.full {
+				t.Errorf("after %d keys the filter is full: %v, want %v", 2*seenFirstCap, s.seen.Full(), tc.full)
 			}
 		})
 	}

@@ -32,6 +32,9 @@ type StoreConfig struct {
 	DefaultDelay time.Duration
 	// CacheBytes is Pebble's block cache (the memtable is an eighth of it, at most 32 MiB).
 	CacheBytes int64
+	// SeenFilterBytes bounds the seen filter, in the Go heap (seen.go); 0 is its default, 32 MiB. The
+	// standalone derives it from its memory limit (package standalone, "Memory").
+	SeenFilterBytes int64
 	// FS is the file system; nil is the OS (tests may use vfs.NewMem()).
 	FS vfs.FS
 	// Now is the clock; nil is time.Now.
@@ -113,7 +116,7 @@ func OpenStore(cfg StoreConfig, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("urlfrontier: open %s: %w", cfg.Dir, err)
 	}
 	s := &Store{db: db, wo: pebble.NoSync, log: log, now: cfg.Now, crawls: map[string]*crawlState{},
-		seen: newSeenFilter(), defaultDelay: cfg.DefaultDelay.Milliseconds(), active: true}
+		seen: newSeenFilter(cfg.SeenFilterBytes), defaultDelay: cfg.DefaultDelay.Milliseconds(), active: true}
 	if cfg.Sync {
 		s.wo = pebble.Sync
 	}
