@@ -241,6 +241,10 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 	swcfg := cfg.StrategyWorker
 	swcfg.Cache = mem.StateCacheConfig(swcfg.Cache, cfg.StrategyWorkers)
+	if set := cfg.StrategyWorker.Cache.MaxEntries; swcfg.Cache.MaxEntries < set && set != state.DefaultCacheConfig().MaxEntries {
+		log.Warn("strategy_worker.state_cache.max_entries lowered to fit standalone.memory_limit: raise the limit to keep it",
+			"max_entries", set, "lowered_to", swcfg.Cache.MaxEntries, "memory_limit", mem.Total, "strategy_workers", cfg.StrategyWorkers)
+	}
 	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
 		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
 		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20,

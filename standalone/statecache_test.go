@@ -1,6 +1,9 @@
 package standalone
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +71,39 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no counter %s", name)
 	return 0
+}
+
+// TestStateCacheLoweredIsLogged: a max_entries set above what the memory limit gives the state caches is
+// lowered with a warning that names the key and both figures; the default's lowering is only in the memory
+// line.
+func TestStateCacheLoweredIsLogged(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxEntries int
+		warn       bool
+	}{
+		{name: "set above the share", maxEntries: 5_000_000, warn: true},
+		{name: "the default", maxEntries: state.DefaultCacheConfig().MaxEntries},
+		{name: "set below the share", maxEntries: 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			cfg := DefaultConfig()
+			cfg.DataDir = t.TempDir()
+			cfg.MemoryLimit, cfg.Pebble.CacheBytes = 64<<20, 0
+			cfg.StrategyWorker.Cache.MaxEntries = tc.maxEntries
+			// No seeds and no crawl to resume: Run refuses after sizing its memory.
+			_, err := Run(t.Context(), cfg, Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err == nil {
+				t.Fatal("Run without seeds or a crawl to resume: no error")
+			}
+			warned := strings.Contains(logs.String(), "level=WARN msg=\"strategy_worker.state_cache.max_entries lowered")
+			if warned != tc.warn {
+				t.Errorf("warned %v, want %v; logs:\n%s", warned, tc.warn, logs.String())
+			}
+			if tc.warn && !strings.Contains(logs.String(), "max_entries=5000000 lowered_to=") {
+				t.Errorf("the warning does not name both figures:\n%s", logs.String())
+			}
+		})
+	}
 }
