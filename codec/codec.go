@@ -161,6 +161,14 @@ type RequestMetaDecoder interface {
 	DecodeRequestMeta(p []byte, keep func(key []byte) bool) (*frontier.Request, error)
 }
 
+// RequestSkimDecoder is implemented by decoders that can decode spider-feed requests one after another for one
+// goroutine (MsgpackDecoder does): DecodeRequestSkim(p, keep, false) decodes as RequestMetaDecoder's
+// DecodeRequestMeta(p, keep); with borrow, the request's bin values may alias p, so the caller must leave p
+// unchanged while it reads the request (the URLFrontier gateway, which copies out what it keeps).
+type RequestSkimDecoder interface {
+	DecodeRequestSkim(p []byte, keep func(key []byte) bool, borrow bool) (*frontier.Request, error)
+}
+
 // MessageDecoderMaker is implemented by codecs whose decoding can share work across the messages one consumer
 // decodes one after another: NewMessageDecoder returns a decoder for one goroutine. Msgpack's shares the meta
 // domain maps (see MsgpackDecoder). Use NewMessageDecoder(c) to get one from any codec.

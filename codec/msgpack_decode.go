@@ -98,6 +98,24 @@ func NewMsgpackDecoder() *MsgpackDecoder {
 	return &MsgpackDecoder{domains: map[string]frontier.Value{}}
 }
 
+// DecodeRequestSkim implements RequestSkimDecoder: Msgpack.DecodeRequestMeta(p, keep), with the request's
+// maps cut from the decoder's slabs and, borrow set, without a private copy of p (its bin values then alias p).
+func (s *MsgpackDecoder) DecodeRequestSkim(p []byte, keep func(key []byte) bool, borrow bool) (*frontier.Request, error) {
+	if !borrow {
+		p = bytes.Clone(p)
+	}
+	d := mpReader{b: p, keep: keep, shared: s, slabs: s.slabs}
+	r, err := d.request()
+	s.slabs = d.slabs // what this request took stays taken: the next one cuts past it
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codec: msgpack: request: %w", err)
+	}
+	return r, nil
+}
+
 // DecodeMessage decodes one tagged message as Msgpack.DecodeMessage does.
 func (s *MsgpackDecoder) DecodeMessage(p []byte) (frontier.Message, error) {
 	return decodeMessage(p, nil, s)
@@ -897,8 +915,10 @@ func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := d.newMap(n)
-	kept := 0
+	// The kept entries are gathered here and cut from the slab once counted: a map of which a few entries are
+	// kept takes those few, not n.
+	var local [8]frontier.Entry
+	kept := local[:0]
 	for i := range n {
 		c, err := d.peek("map key")
 		if err != nil {
@@ -943,10 +963,11 @@ func (d *mpReader) keptMap(what string, depth int) (frontier.Map, error) {
 		if err != nil {
 			return nil, fmt.Errorf("[%s]: %w", describeKey(k), err)
 		}
-		m[kept] = frontier.Entry{Key: k, Value: v}
-		kept++
+		kept = append(kept, frontier.Entry{Key: k, Value: v})
 	}
-	return m[:kept:kept], nil
+	m := d.newMap(len(kept))
+	copy(m, kept)
+	return m, nil
 }
 
 // skip moves past one value, accepting what value accepts, without building it.

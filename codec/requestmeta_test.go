@@ -36,6 +36,7 @@ func checkRequestMeta(t *testing.T, p []byte) {
 			t.Fatalf("keep %d: DecodeRequestMeta err %v, DecodeRequest err %v\n%x", i, err, werr, p)
 		}
 		if err != nil {
+			checkRequestSkim(t, p, keep, nil)
 			continue
 		}
 		w := *want
@@ -52,12 +53,38 @@ func checkRequestMeta(t *testing.T, p []byte) {
 				w.Meta = append(w.Meta, e)
 			}
 		}
+		checkRequestSkim(t, p, keep, got)
 		g := *got
 		if len(g.Meta) == 0 && len(w.Meta) == 0 {
 			g.Meta, w.Meta = nil, nil
 		}
 		if !reflect.DeepEqual(&g, &w) {
 			t.Fatalf("keep %d: got %#v\nwant %#v\n%x", i, &g, &w, p)
+		}
+	}
+}
+
+// checkRequestSkim checks MsgpackDecoder.DecodeRequestSkim against DecodeRequestMeta's request want (and
+// DecodeRequestMeta's error, want nil), with a copy and borrowing, one decoder for both: the borrowing decode
+// leaves its input unchanged and does not change the request decoded before it.
+func checkRequestSkim(t *testing.T, p []byte, keep func([]byte) bool, want *frontier.Request) {
+	t.Helper()
+	d := NewMsgpackDecoder()
+	var got [2]*frontier.Request
+	for i, borrow := range []bool{false, true} {
+		in := bytes.Clone(p)
+		r, err := d.DecodeRequestSkim(in, keep, borrow)
+		if !bytes.Equal(in, p) {
+			t.Fatalf("borrow %v: input changed", borrow)
+		}
+		if (err == nil) != (want != nil) {
+			t.Fatalf("borrow %v: DecodeRequestSkim err %v, DecodeRequestMeta's request %v\n%x", borrow, err, want, p)
+		}
+		got[i] = r
+	}
+	for i, r := range got {
+		if r != nil && !reflect.DeepEqual(r, want) {
+			t.Fatalf("decode %d of DecodeRequestSkim: got %#v\nwant %#v\n%x", i, r, want, p)
 		}
 	}
 }
@@ -111,6 +138,45 @@ func TestDecodeRequestMeta(t *testing.T) {
 	}
 }
 
+// TestDecodeRequestSkimSequence decodes the feed vectors one after another with one decoder (borrowing, as the
+// URLFrontier gateway does), then checks every request against its own DecodeRequestMeta: requests cut from the
+// shared slabs never overwrite one another.
+func TestDecodeRequestSkimSequence(t *testing.T) {
+	var ins [][]byte
+	for _, v := range loadVectors(t) {
+		if v.req != nil {
+			ins = append(ins, v.mp)
+		}
+	}
+	full, err := Msgpack{}.EncodeRequest(specRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins = append(ins, full, unhex(t, "95 a3 75 72 6c c0 c0 c0 81 a1 78 81 a1 61 01"))
+	for k, keep := range append(keepKeys, nil) {
+		d := NewMsgpackDecoder()
+		var got []*frontier.Request
+		for round := 0; round < 40; round++ { // past a slab's worth of maps
+			for _, p := range ins {
+				r, err := d.DecodeRequestSkim(p, keep, true)
+				if err != nil {
+					t.Fatalf("keep %d: %v\n%x", k, err, p)
+				}
+				got = append(got, r)
+			}
+		}
+		for i, r := range got {
+			want, err := Msgpack{}.DecodeRequestMeta(ins[i%len(ins)], keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(r, want) {
+				t.Fatalf("keep %d, request %d: got %#v\nwant %#v", k, i, r, want)
+			}
+		}
+	}
+}
+
 // FuzzDecodeRequestMeta is differential: DecodeRequestMeta rejects exactly what DecodeRequest rejects and
 // decodes the rest to the same request, less the meta entries its keep rejects. Seeds: Frontera's feed vectors,
 // their truncations and the table above's malformed inputs.
@@ -142,12 +208,14 @@ func BenchmarkDecodeFeedRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	feed := [][]byte{p}
+	dec := NewMsgpackDecoder()
 	for _, bc := range []struct {
 		name string
 		dec  func([]byte) (*frontier.Request, error)
 	}{
 		{"full", Msgpack{}.DecodeRequest},
 		{"meta", func(p []byte) (*frontier.Request, error) { return Msgpack{}.DecodeRequestMeta(p, keepKeys[0]) }},
+		{"skim", func(p []byte) (*frontier.Request, error) { return dec.DecodeRequestSkim(p, keepKeys[0], true) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -209,6 +209,7 @@ func (g *Gateway) term(ctx context.Context, parts []int) error {
 	g.log.Info("gateway owns spider-feed partitions", "partitions", parts)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	dec := newFeedDecoder(g.deps.Codec)
 	for {
 		for g.held() >= uint64(g.cfg.MaxHeld) {
 			select {
@@ -227,7 +228,7 @@ func (g *Gateway) term(ctx context.Context, parts []int) error {
 		if len(msgs) == 0 {
 			continue
 		}
-		if err := g.take(ctx, feed, msgs); err != nil {
+		if err := g.take(ctx, feed, dec, msgs); err != nil {
 			return err
 		}
 		if err := feed.Commit(ctx, msgs); err != nil {
@@ -240,13 +241,13 @@ func (g *Gateway) term(ctx context.Context, parts []int) error {
 }
 
 // take puts the feed's requests into the store.
-func (g *Gateway) take(ctx context.Context, feed bus.Consumer, msgs []bus.Message) error {
+func (g *Gateway) take(ctx context.Context, feed bus.Consumer, dec feedDecoder, msgs []bus.Message) error {
 	type req struct {
 		m bus.Message
 		r *frontier.Request
 	}
 	reqs := bus.Decode(feed, msgs, func(m bus.Message) (req, error) {
-		r, err := decodeFeed(g.deps.Codec, m.Value)
+		r, err := dec(m.Value)
 		if err == nil && r.URL == "" {
 			err = errors.New("request without a URL")
 		}
@@ -310,13 +311,23 @@ func feedInfo(r *frontier.Request) (URLInfo, int64) {
 	return info, due
 }
 
-// decodeFeed decodes a spider-feed request for take: with a codec.RequestMetaDecoder, keeping only the meta
-// entries feedInfo reads (the rest is checked as DecodeRequest checks it, not built); otherwise whole.
-func decodeFeed(c codec.Decoder, p []byte) (*frontier.Request, error) {
-	if d, ok := c.(codec.RequestMetaDecoder); ok {
-		return d.DecodeRequestMeta(p, feedMetaKey)
+// feedDecoder decodes a spider-feed request for take, keeping at least the meta entries feedInfo reads.
+type feedDecoder func(p []byte) (*frontier.Request, error)
+
+// newFeedDecoder returns a feedDecoder for one goroutine (term's): with a codec.RequestSkimDecoder (from
+// codec.NewMessageDecoder), keeping only the meta entries feedInfo reads (the rest is checked as DecodeRequest
+// checks it, not built), cut from the decoder's slabs and borrowing the message's bytes, which take keeps
+// unchanged (the feed entry's source) and feedInfo copies its strings out of; with a codec.RequestMetaDecoder,
+// likewise but each request on its own copy; otherwise whole (issue 23: the copy and a map slab per request
+// were ~900 bytes per URL put).
+func newFeedDecoder(c codec.Decoder) feedDecoder {
+	if d, ok := codec.NewMessageDecoder(c).(codec.RequestSkimDecoder); ok {
+		return func(p []byte) (*frontier.Request, error) { return d.DecodeRequestSkim(p, feedMetaKey, true) }
 	}
-	return c.DecodeRequest(p)
+	if d, ok := c.(codec.RequestMetaDecoder); ok {
+		return func(p []byte) (*frontier.Request, error) { return d.DecodeRequestMeta(p, feedMetaKey) }
+	}
+	return c.DecodeRequest
 }
 
 // feedMetaKey accepts the meta keys feedInfo reads.
