@@ -309,11 +309,13 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 			w.counters.reset() // the batch is handled again: forget what it added
 		}
 	}()
-	n := 0 // the batch's requests, about: the maps below are sized once instead of growing through rehashes
+	n := 0     // the batch's requests, about: the maps below are sized once instead of growing through rehashes
+	seeds := 0 // the batch's seeds, each scheduled once when new: c.out is sized for them
 	for _, e := range events {
 		switch e := e.(type) {
 		case *frontier.AddSeeds:
 			n += len(e.Seeds)
+			seeds += len(e.Seeds)
 		case *frontier.LinksExtracted:
 			n += 1 + len(e.Links)
 		default:
@@ -322,7 +324,7 @@ func (w *Worker) handle(ctx context.Context, events []frontier.Message, out bus.
 	}
 	c := &batchContext{ctx: ctx, w: w, reqs: make(map[*frontier.Request]int32, n), info: make([]reqInfo, 0, n),
 		idx: newFPIndex(n), order: make([]frontier.Fingerprint, 0, n), entries: make([]state.Entry, 0, n),
-		isDirty: make([]bool, 0, n)}
+		isDirty: make([]bool, 0, n), out: make([]bus.Message, 0, seeds)}
 	var hosts []string // the requests' hosts for the counters' prefetch, a run of one host listed once
 	addReq := func(r *frontier.Request) {
 		c.add(r)

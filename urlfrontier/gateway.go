@@ -533,7 +533,6 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 		crawl, key string
 		pu         *url.URL
 		held       bool
-		rec        record       // a known put's stored record, when held
 		earlier    *publication // a discovered URL another call is publishing
 		mine       bool         // a discovered URL this call publishes
 	}
@@ -551,8 +550,8 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 	// "Held already?" for the whole call, in key order with one iterator.
 	order, slot, uniq := sortKeys(keys)
 	held := make([]bool, len(uniq))
-	recs := make([]record, len(uniq))
-	known := make([]bool, len(uniq)) // a known put needs the record (its feed request)
+	recs := make([]record, len(uniq)) // a known put's stored record, when held
+	known := make([]bool, len(uniq))  // a known put needs the record (its feed request)
 	for i, p := range puts {
 		if slot[i] >= 0 && p.Known {
 			known[slot[i]] = true
@@ -600,7 +599,6 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 		it := &items[i]
 		it.held = held[slot[i]]
 		if p.Known {
-			it.rec = recs[slot[i]]
 			nmsgs++
 			continue
 		}
@@ -672,8 +670,8 @@ func (g *Gateway) PutAsync(ctx context.Context, puts []Put) func() ([]Status, er
 		}
 		var req *frontier.Request
 		var key []byte
-		if it.held && len(it.rec.src) > 0 {
-			if req, err = g.deps.Codec.DecodeRequest(it.rec.src); err != nil {
+		if src := recs[slot[i]].src; it.held && len(src) > 0 {
+			if req, err = g.deps.Codec.DecodeRequest(src); err != nil {
 				g.log.Warn("stored feed request undecodable; reporting a new one", "url", p.Info.URL, "err", err)
 				req = nil
 			}
