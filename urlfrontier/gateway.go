@@ -383,14 +383,30 @@ func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm ident
 	if a == nil {
 		a = &arena{}
 	}
-	r := &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, 6)}
+	// The meta's entries, and room for the one PutAsync appends to a link (discovered): a request with no more
+	// than the usual three is allocated with its meta (requestBox).
+	queued := key != strings.ToLower(pu.Hostname())
+	n := 3
+	for _, more := range []bool{crawl != DefaultCrawl, queued, len(info.Metadata) > 0} {
+		if more {
+			n++
+		}
+	}
+	var r *frontier.Request
+	if n <= len(requestBox{}.meta) {
+		b := &requestBox{r: frontier.Request{URL: info.URL, Method: http.MethodGet}}
+		b.r.Meta = b.meta[:0:len(b.meta)]
+		r = &b.r
+	} else {
+		r = &frontier.Request{URL: info.URL, Method: http.MethodGet, Meta: make(frontier.Map, 0, n)}
+	}
 	h := a.alloc(hex.EncodedLen(len(fp)))
 	hex.Encode(h, fp)
 	r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.fingerprint, Value: h}, frontier.Entry{Key: metaKeys.domain, Value: dm.Value})
 	if crawl != DefaultCrawl {
 		r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.crawl, Value: crawl})
 	}
-	if key != strings.ToLower(pu.Hostname()) {
+	if queued {
 		r.Meta = append(r.Meta, frontier.Entry{Key: metaKeys.queue, Value: key})
 	}
 	if len(info.Metadata) > 0 {
@@ -405,6 +421,12 @@ func (g *Gateway) request(crawl, key string, info URLInfo, pu *url.URL, dm ident
 		r.Meta.Set(MetaKeyMetadata, m)
 	}
 	return r, nil
+}
+
+// requestBox is a request the gateway builds and its meta's entries, one allocation for both.
+type requestBox struct {
+	r    frontier.Request
+	meta [3]frontier.Entry
 }
 
 // metaKeys are the meta keys of the requests the gateway builds, shared by all of them (never written to).
