@@ -418,6 +418,7 @@ func sortKeys(keys [][]byte) (order, slot []int, uniq [][]byte) {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
 	slot = make([]int, len(keys))
+	uniq = make([][]byte, 0, len(order)) // sized once: a call's keys are mostly distinct
 	for i := range slot {
 		slot[i] = -1
 	}
