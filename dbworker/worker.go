@@ -121,6 +121,14 @@ type GatewayBatches struct {
 	FeedBatch int `mapstructure:"feed_batch"`
 }
 
+// GatewayPerHost and GatewayFeedBatch are the batch sizes suggested for a gateway's feed partitions
+// (GatewayBatches): what the standalone gives its own gateway's partitions unless db_worker.gateways names
+// partitions, and what cmd/urlfrontier's doc asks of a cluster's DB workers.
+const (
+	GatewayPerHost   = 64
+	GatewayFeedBatch = 32768
+)
+
 // batchSizes returns partition p's feed batch and per-host cap (Config.Gateways for a gateway's partition).
 func (c Config) batchSizes(p int) (feedBatch, perHost int) {
 	feedBatch, perHost = c.FeedBatch, c.PerHost

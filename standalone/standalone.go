@@ -310,7 +310,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 
 	// Build every worker first, and inject the seeds, so that nothing runs yet when one of them fails.
-	dbw, err := dbworker.New(cfg.DBWorker, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
+	dcfg := cfg.DBWorker
+	if deps.Gateway != nil {
+		dcfg.Gateways = gatewayBatches(dcfg.Gateways, deps.GatewayPartitions, feeds)
+	}
+	dbw, err := dbworker.New(dcfg, dbworker.Deps{Bus: b, Codec: c, Queue: db.Queue(), Pages: db.Pages(),
 		Logger: log.With("component", "dbworker"), Registerer: deps.Registerer})
 	if err != nil {
 		return Summary{}, err
