@@ -132,25 +132,9 @@ func TestRole(t *testing.T) {
 	if crawled != len(site.Pages()) || added == 0 {
 		t.Errorf("spider log: %d page_crawled (want %d), %d add_seeds (want > 0)", crawled, len(site.Pages()), added)
 	}
-	if n := gathered(t, reg, "frontier_spider_seeds_total"); n != float64(len(site.Seeds())) {
+	if n := frontiertest.Counter(t, reg, "frontier_spider_seeds_total"); n != float64(len(site.Seeds())) {
 		t.Errorf("frontier_spider_seeds_total = %v after the run, want %d", n, len(site.Seeds()))
 	}
-}
-
-// gathered returns the value of the counter called name in reg.
-func gathered(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("%s is not registered", name)
-	return 0
 }
 
 func TestNewRoleRejects(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/frontiertest/web"
 	"github.com/frontiercrawl/frontier/state"
 )
@@ -50,27 +51,11 @@ func TestCrawlTinyStateCache(t *testing.T) {
 	if len(c.Unserved) > 0 {
 		t.Errorf("never answered 2xx (a transient failure not retried?): %v", c.Unserved)
 	}
-	ev := counter(t, reg, "frontier_strategyworker_state_cache_evictions_total")
-	t.Logf("strategy worker 0: %v state cache evictions, %v misses", ev, counter(t, reg, "frontier_strategyworker_state_cache_misses_total"))
+	ev := frontiertest.Counter(t, reg, "frontier_strategyworker_state_cache_evictions_total")
+	t.Logf("strategy worker 0: %v state cache evictions, %v misses", ev, frontiertest.Counter(t, reg, "frontier_strategyworker_state_cache_misses_total"))
 	if ev < 100 {
 		t.Errorf("strategy worker 0 evicted %v state cache entries: the cache did not overflow as the test means it to", ev)
 	}
-}
-
-// counter is the value of the unlabelled counter name in reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no counter %s", name)
-	return 0
 }
 
 // TestStateCacheLoweredIsLogged: a max_entries set above what the memory limit gives the state caches is

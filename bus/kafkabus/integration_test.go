@@ -356,7 +356,7 @@ func TestMalformedMessage(t *testing.T) {
 	if len(pages) != 3 || pages[0].URL != "https://a.example/" || pages[2].URL != "https://c.example/" {
 		t.Fatalf("decoded %v, want the three good pages", pages)
 	}
-	if got := counterValue(t, reg, "frontier_bus_malformed_messages_total"); got != 1 {
+	if got := frontiertest.Counter(t, reg, "frontier_bus_malformed_messages_total"); got != 1 {
 		t.Errorf("frontier_bus_malformed_messages_total = %v, want 1", got)
 	}
 	mu.Lock()
@@ -584,22 +584,4 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 		case <-tick.C:
 		}
 	}
-}
-
-// counterValue sums the counter called name in reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, f := range fams {
-		if f.GetName() == name {
-			for _, m := range f.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }
