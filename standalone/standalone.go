@@ -36,15 +36,14 @@
 //     (Spider.BodyBudgetBytes when 0; spider.BodyBudget), in the Go heap.
 //   - the rest of the Go heap, half. Its structures that would otherwise grow to a size fixed in their
 //     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter): a quarter for the
-//     strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to fit: 1.5 million
-//     URLs in the default 256 MiB, where the package's default is 3 million, about 64 MB), an eighth for the
-//     DB worker's page cache (16 MiB) and a sixteenth for its page-key filter (8 MiB, where its default is
-//     16 MiB). The
-//     rest of the share is for what grows with the crawl or the load (the states' Bloom filter, the DB
-//     worker's seen set, the batches and messages in flight, connection buffers) and the collector's
-//     headroom. With a URLFrontier gateway its store's cache comes out of this share first
-//     (MemoryWithGateway), and the structures are sized from what is left, the gateway's seen filter among
-//     them (an eighth: 14 MiB, where its default is 32 MiB).
+//     strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to fit: 1.58 million
+//     URLs over all the workers in the default 256 MiB, where the package's default is 3 million a worker,
+//     about 64 MB), an eighth for the DB worker's page cache (16 MiB) and a sixteenth for its page-key filter
+//     (8 MiB, where its default is 16 MiB). The rest of the share is for what grows with the crawl or the
+//     load (the states' Bloom filter, the DB worker's seen set, the batches and messages in flight,
+//     connection buffers) and the collector's headroom. With a URLFrontier gateway its store's cache comes
+//     out of this share first (MemoryWithGateway), and the structures are sized from what is left, the
+//     gateway's seen filter among them (an eighth: 14 MiB, where its default is 32 MiB).
 //
 // The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
 // unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
