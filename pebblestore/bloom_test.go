@@ -175,3 +175,33 @@ func TestBloomDisabledInBetween(t *testing.T) {
 	defer db.Close()
 	checkStates(t, db.States(), 0, 200)
 }
+
+// TestBloomMaxBytes: Config.BloomMaxBytes caps the filter of a new database and of one whose saved filter is
+// loaded, and no stored state is hidden by a capped filter.
+func TestBloomMaxBytes(t *testing.T) {
+	cfg := testConfig(t, true)
+	cfg.FS = vfs.NewMem()
+	cfg.Bloom = state.BloomConfig{Expected: 1000, FPRate: 0.01}
+	cfg.BloomMaxBytes = 1 // below the first layer: it never grows
+	db, err := pebblestore.Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putStates(t, db.States(), 0, 3000)
+	if b := db.BloomStore().Bloom(); b.Layers() != 1 || !b.Full() {
+		t.Fatalf("new database: %d layers (full %v) after 3,000 states under a 1-byte cap, want 1 and full", b.Layers(), b.Full())
+	}
+	checkStates(t, db.States(), 0, 3000)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = pebblestore.Open(cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	putStates(t, db.States(), 3000, 6000)
+	if b := db.BloomStore().Bloom(); b.Layers() != 1 || !b.Full() {
+		t.Fatalf("loaded filter: %d layers (full %v) under the cap, want 1 and full", b.Layers(), b.Full())
+	}
+	checkStates(t, db.States(), 0, 6000)
+}

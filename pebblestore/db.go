@@ -41,6 +41,10 @@ type Config struct {
 	ScoreBuckets int `mapstructure:"score_buckets"`
 	// Bloom sizes the Bloom filter in front of the states; Expected 0 disables it.
 	Bloom state.BloomConfig `mapstructure:"bloom"`
+	// BloomMaxBytes caps that filter's memory (state.Bloom.SetMaxBytes: past it the filter stops growing and
+	// answers "maybe" more often); 0 is no cap. The standalone derives it from its memory limit (package
+	// standalone, "Memory").
+	BloomMaxBytes int64 `mapstructure:"-"`
 	// PageCacheBytes bounds the page cache (the page records Pages.Put wrote or read lately) and
 	// PageFilterBytes the page-key filter (pagefilter.go), both in the Go heap; 0 is each one's default
 	// (16 MiB). The standalone derives both from its memory limit (package standalone, "Memory").
@@ -73,6 +77,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Bloom.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("pebblestore: %w", err))
+	}
+	if c.BloomMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("pebblestore: bloom max bytes = %d, want >= 0 (0: no cap)", c.BloomMaxBytes))
 	}
 	if c.PageCacheBytes < 0 || c.PageCacheBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("pebblestore: page cache bytes = %d, want 0..%d (0: the default)", c.PageCacheBytes, math.MaxInt32))
@@ -280,11 +287,13 @@ func (d *DB) openBloom() error {
 		return fmt.Errorf("pebblestore: clear bloom marker: %w", err)
 	}
 	if d.bloom != nil {
+		d.bloom.SetMaxBytes(d.cfg.BloomMaxBytes)
 		return nil
 	}
 	if d.bloom, err = state.NewBloom(d.cfg.Bloom, d.log); err != nil {
 		return fmt.Errorf("pebblestore: %w", err)
 	}
+	d.bloom.SetMaxBytes(d.cfg.BloomMaxBytes)
 	start := time.Now()
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{pfxState}, UpperBound: []byte{pfxState + 1}})
 	if err != nil {

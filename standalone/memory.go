@@ -24,6 +24,7 @@ type MemoryPlan struct {
 	StateCache int64 // the strategy workers' state caches together (StateCacheConfig)
 	PageCache  int64 // the DB worker's page cache (pebblestore.Config.PageCacheBytes)
 	PageFilter int64 // the DB worker's page-key filter (pebblestore.Config.PageFilterBytes)
+	StateBloom int64 // the cap of the states' Bloom filter (pebblestore.Config.BloomMaxBytes)
 	SeenFilter int64 // the URLFrontier gateway's seen filter (urlfrontier.StoreConfig.SeenFilterBytes); 0: no gateway
 }
 
@@ -59,20 +60,22 @@ func (c Config) Memory() MemoryPlan {
 }
 
 // The parts of the Go heap's own share (GoLimit − BodyBudget) its bounded structures get: a quarter for the
-// state caches, an eighth for the page cache (16 MiB of the default 256 MiB, its package default) and a
-// sixteenth for the page filter, leaving more than half for what has no bound of its own (batches and
-// messages in flight, Bloom filters, buffers) and the collector's headroom.
+// state caches, an eighth for the page cache (16 MiB of the default 256 MiB, its package default), a
+// sixteenth for the page filter and an eighth for the states' Bloom filter (16 MiB: its first three layers,
+// about 7 M URLs at 1%), leaving 7/16 for what has no bound of its own (batches and messages in flight, the
+// DB worker's seen set, buffers) and the collector's headroom.
 const (
 	stateCacheShare = 4
 	pageCacheShare  = 8
 	pageFilterShare = 16
+	stateBloomShare = 8
 	seenFilterShare = 8 // with a gateway (MemoryWithGateway): 14 MiB of the default 256 MiB
 )
 
-// sizeHeap derives StateCache, PageCache and PageFilter from GoLimit and BodyBudget (at least 1 MiB each;
-// nothing without a limit).
+// sizeHeap derives StateCache, PageCache, PageFilter and StateBloom from GoLimit and BodyBudget (at least
+// 1 MiB each; nothing without a limit).
 func (p *MemoryPlan) sizeHeap() {
-	p.StateCache, p.PageCache, p.PageFilter = 0, 0, 0
+	p.StateCache, p.PageCache, p.PageFilter, p.StateBloom = 0, 0, 0, 0
 	if p.GoLimit <= 0 {
 		return
 	}
@@ -80,6 +83,7 @@ func (p *MemoryPlan) sizeHeap() {
 	p.StateCache = max(heap/stateCacheShare, 1<<20)
 	p.PageCache = max(heap/pageCacheShare, 1<<20)
 	p.PageFilter = max(heap/pageFilterShare, 1<<20)
+	p.StateBloom = max(heap/stateBloomShare, 1<<20)
 }
 
 // StateCacheConfig returns c for each of workers strategy workers, its MaxEntries lowered, if it must be, to

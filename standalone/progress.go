@@ -165,5 +165,15 @@ func registerBloom(reg prometheus.Registerer, db *pebblestore.DB) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "frontier_state_bloom_false_positives_total",
 			Help: "State reads the Bloom filter let through that found nothing."},
 			func() float64 { return float64(bs.FalsePositives.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_bytes",
+			Help: "The state Bloom filter's memory, all its layers."}, func() float64 { return float64(b.Bits() / 8) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_full",
+			Help: "1 once the state Bloom filter has reached its memory cap (from standalone.memory_limit) and stopped growing."},
+			func() float64 {
+				if b.Full() {
+					return 1
+				}
+				return 0
+			}),
 	)
 }

@@ -35,13 +35,15 @@
 //   - response bodies, a quarter: one budget of body bytes in memory shared by every spider of the process
 //     (Spider.BodyBudgetBytes when 0; spider.BodyBudget), in the Go heap.
 //   - the rest of the Go heap, half. Its structures that would otherwise grow to a size fixed in their
-//     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter): a quarter for the
-//     strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to fit: 1.58 million
-//     URLs over all the workers in the default 256 MiB, where the package's default is 3 million a worker,
-//     about 64 MB), an eighth for the DB worker's page cache (16 MiB) and a sixteenth for its page-key filter
-//     (8 MiB, where its default is 16 MiB). The rest of the share is for what grows with the crawl or the
-//     load (the states' Bloom filter, the DB worker's seen set, the batches and messages in flight,
-//     connection buffers) and the collector's headroom. With a URLFrontier gateway its store's cache comes
+//     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter, StateBloom): a
+//     quarter for the strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to
+//     fit: 1.58 million URLs over all the workers in the default 256 MiB, where the package's default is 3
+//     million a worker, about 64 MB), an eighth for the DB worker's page cache (16 MiB), a sixteenth for its
+//     page-key filter (8 MiB, where its default is 16 MiB) and an eighth for the states' Bloom filter (16 MiB,
+//     its first three layers: about 7 million URLs at 1%; past it the filter stops growing and answers
+//     "maybe" more often, which costs reads of the states, never a URL, where it would otherwise grow with
+//     the crawl). The rest of the share is for what grows with the load (the DB worker's seen set, the
+//     batches and messages in flight, connection buffers) and the collector's headroom. With a URLFrontier gateway its store's cache comes
 //     out of this share first (MemoryWithGateway), and the structures are sized from what is left, the
 //     gateway's seen filter among them (an eighth: 14 MiB, where its default is 32 MiB).
 //
@@ -247,11 +249,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
 		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
 		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20,
-		"gateway_seen_filter_mib", mem.SeenFilter>>20)
+		"state_bloom_max_mib", mem.StateBloom>>20, "gateway_seen_filter_mib", mem.SeenFilter>>20)
 	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	pcfg := cfg.Pebble
 	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable
-	pcfg.PageCacheBytes, pcfg.PageFilterBytes = mem.PageCache, mem.PageFilter
+	pcfg.PageCacheBytes, pcfg.PageFilterBytes, pcfg.BloomMaxBytes = mem.PageCache, mem.PageFilter, mem.StateBloom
 	if pcfg.Dir == "" {
 		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
 	}

@@ -28,6 +28,8 @@ import (
 // capacity at half the false-positive rate. Layer i (from 0) has rate FPRate/2^(i+1), so the rate of the whole
 // stays under FPRate at any count, and a small crawl pays for the URLs it has seen, not for Expected. A
 // fingerprint is added to the newest layer unless an older one already answers "maybe".
+// A process with a memory budget caps the layers (SetMaxBytes): past the cap the newest layer takes the rest
+// and the rate rises, which costs reads of the exact store, never an answer.
 //
 // It is our own rather than bits-and-blooms/bloom/v3 because it is shared by concurrent strategy-worker
 // goroutines without a lock (bits are set with atomic OR; only adding a layer takes a mutex), hashes a
@@ -43,7 +45,10 @@ type Bloom struct {
 	fpRate float64
 	n      atomic.Uint64 // Adds that set at least one new bit: about the distinct fingerprints added
 	warned atomic.Bool
-	log    *slog.Logger
+	// maxBits caps the layers' bits together (SetMaxBytes; 0: no cap) and full says the cap stopped a layer.
+	maxBits atomic.Uint64
+	full    atomic.Bool
+	log     *slog.Logger
 }
 
 // firstLayerCap is the most fingerprints the first layer is sized for (about 1.2 MB at a 1% design rate).
@@ -107,11 +112,16 @@ func emptyBloom(design uint64, fpRate float64, log *slog.Logger) *Bloom {
 }
 
 func sizedLayer(n uint64, p float64) *bloomLayer {
-	fn := float64(n)
-	m := uint64(math.Ceil(-fn * math.Log(p) / (math.Ln2 * math.Ln2)))
-	m = (m + 63) &^ 63
-	k := max(uint32(math.Round(float64(m)/fn*math.Ln2)), 1)
+	m, k := layerSize(n, p)
 	return newLayer(m, k, n, p)
+}
+
+// layerSize returns the bits (a multiple of 64) and hash functions of a layer for n fingerprints at rate p.
+func layerSize(n uint64, p float64) (m uint64, k uint32) {
+	fn := float64(n)
+	m = uint64(math.Ceil(-fn * math.Log(p) / (math.Ln2 * math.Ln2)))
+	m = (m + 63) &^ 63
+	return m, max(uint32(math.Round(float64(m)/fn*math.Ln2)), 1)
 }
 
 func newLayer(m uint64, k uint32, capacity uint64, rate float64) *bloomLayer {
@@ -163,7 +173,7 @@ func (b *Bloom) Add(fp frontier.Fingerprint) {
 	if !last.add(h1, h2) {
 		return
 	}
-	if last.n.Add(1) >= last.cap {
+	if last.n.Add(1) >= last.cap && !b.full.Load() {
 		b.addLayer(len(ls))
 	}
 	if b.n.Add(1) == b.design+1 && b.warned.CompareAndSwap(false, true) {
@@ -173,7 +183,7 @@ func (b *Bloom) Add(fp frontier.Fingerprint) {
 }
 
 // addLayer appends a layer of twice the newest one's capacity at half its rate, unless one was added since the
-// filter had have layers.
+// filter had have layers or the layer would take the filter past its cap (SetMaxBytes).
 func (b *Bloom) addLayer(have int) {
 	b.grow.Lock()
 	defer b.grow.Unlock()
@@ -182,9 +192,32 @@ func (b *Bloom) addLayer(have int) {
 		return
 	}
 	last := ls[len(ls)-1]
-	next := append(append(make([]*bloomLayer, 0, len(ls)+1), ls...), sizedLayer(2*last.cap, last.rate/2))
+	m, k := layerSize(2*last.cap, last.rate/2)
+	if limit := b.maxBits.Load(); limit > 0 && b.Bits()+m > limit {
+		if !b.full.Swap(true) {
+			b.log.Warn("state: bloom filter at its memory cap, no layer added; from here its false-positive rate rises: more reads of the store, never a wrong answer",
+				"max_bytes", limit/8, "bytes", b.Bits()/8, "count", b.n.Load(), "layers", len(ls))
+		}
+		return
+	}
+	next := append(append(make([]*bloomLayer, 0, len(ls)+1), ls...), newLayer(m, k, 2*last.cap, last.rate/2))
 	b.layers.Store(&next)
 }
+
+// SetMaxBytes caps the filter's memory, all layers: once the next layer would take it past n bytes, no layer
+// is added and the newest one takes every later fingerprint, its false-positive rate rising with them (a
+// "maybe" more often, so more reads of the exact store; never a "certainly new" for a fingerprint added). A
+// filter already past n keeps its layers. 0 removes the cap. The cap is not part of the design (Config) nor
+// of the file: a process sets it from its own memory plan.
+func (b *Bloom) SetMaxBytes(n int64) {
+	b.grow.Lock()
+	defer b.grow.Unlock()
+	b.maxBits.Store(uint64(max(n, 0)) * 8)
+	b.full.Store(false) // a larger cap lets the next Add past the newest layer's capacity grow it again
+}
+
+// Full reports whether the cap (SetMaxBytes) has stopped a layer.
+func (b *Bloom) Full() bool { return b.full.Load() }
 
 // Test reports whether fp may have been added (true) or certainly was not (false).
 func (b *Bloom) Test(fp frontier.Fingerprint) bool {

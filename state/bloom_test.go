@@ -354,3 +354,43 @@ func TestBloomGrowth(t *testing.T) {
 		})
 	}
 }
+
+// TestBloomMaxBytes: a cap (SetMaxBytes) stops the layers, never an answer: every fingerprint added still
+// tests "maybe", the filter stays within the cap, one warning says so, and a larger cap lets it grow again.
+func TestBloomMaxBytes(t *testing.T) {
+	h := &recordHandler{}
+	b := newBloom(t, 1000, 0.01, slog.New(h))
+	first := b.Bits() / 8
+	b.SetMaxBytes(int64(first) * 4) // room for the second layer (about 2.3×), not for the third
+	const n = 20_000                // past the capacities of four layers (1k, 2k, 4k, 8k)
+	for i := range n {
+		b.Add(statetest.FP(i))
+	}
+	if b.Layers() != 2 || !b.Full() {
+		t.Fatalf("%d layers (full %v) after %d adds under a cap of %d bytes, want 2 and full", b.Layers(), b.Full(), n, first*4)
+	}
+	if got := b.Bits() / 8; got > first*4 {
+		t.Errorf("filter %d bytes, past its cap %d", got, first*4)
+	}
+	for i := range n {
+		if !b.Test(statetest.FP(i)) {
+			t.Fatalf("added fingerprint %d tests as new under the cap", i)
+		}
+	}
+	var capped int
+	for _, m := range h.msgs {
+		if strings.Contains(m, "memory cap") {
+			capped++
+		}
+	}
+	if capped != 1 {
+		t.Errorf("%d warnings of the cap, want 1: %v", capped, h.msgs)
+	}
+	b.SetMaxBytes(0)
+	for i := n; i < n+100; i++ {
+		b.Add(statetest.FP(i))
+	}
+	if b.Layers() != 3 || b.Full() {
+		t.Errorf("%d layers (full %v) once the cap is lifted, want 3 and not full", b.Layers(), b.Full())
+	}
+}
