@@ -79,12 +79,15 @@ func (p *MemoryPlan) sizeHeap() {
 	if p.GoLimit <= 0 {
 		return
 	}
-	heap := p.GoLimit - p.BodyBudget
+	heap := p.heapShare()
 	p.StateCache = max(heap/stateCacheShare, 1<<20)
 	p.PageCache = max(heap/pageCacheShare, 1<<20)
 	p.PageFilter = max(heap/pageFilterShare, 1<<20)
 	p.StateBloom = max(heap/stateBloomShare, 1<<20)
 }
+
+// heapShare is the Go heap's own share: what the Go limit leaves beside the bodies.
+func (p MemoryPlan) heapShare() int64 { return p.GoLimit - p.BodyBudget }
 
 // StateCacheConfig returns c for each of workers strategy workers, its MaxEntries lowered, if it must be, to
 // the worker's share of StateCache (state.CacheEntriesIn), and FlushEvery to half of that. Without a limit
@@ -115,7 +118,7 @@ func (c Config) MemoryWithGateway() MemoryPlan {
 		p.GatewayCache = max(p.Total/gatewayShare, 1<<20)
 		p.GoLimit -= p.GatewayCache
 		p.sizeHeap()
-		p.SeenFilter = max((p.GoLimit-p.BodyBudget)/seenFilterShare, 1<<20)
+		p.SeenFilter = max(p.heapShare()/seenFilterShare, 1<<20)
 	}
 	return p
 }
