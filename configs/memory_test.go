@@ -14,7 +14,7 @@ func TestStandaloneMemoryDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 64 << 20, MemTable: 16 << 20, BodyBudget: 64 << 20, GoLimit: 192 << 20,
-		StateCache: 32 << 20, PageCache: 16 << 20, PageFilter: 8 << 20}
+		StateCache: 16 << 20, PageCache: 8 << 20, PageFilter: 4 << 20, StateBloom: 8 << 20, LinksSeen: 8 << 20}
 	if got := cfg.Standalone.Memory(); got != want {
 		t.Errorf("standalone memory plan %+v, want %+v", got, want)
 	}
@@ -23,7 +23,7 @@ func TestStandaloneMemoryDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = standalone.MemoryPlan{Total: 256 << 20, PebbleCache: 128 << 20, BodyBudget: 32 << 20, GoLimit: 128 << 20,
-		StateCache: 24 << 20, PageCache: 12 << 20, PageFilter: 6 << 20}
+		StateCache: 12 << 20, PageCache: 6 << 20, PageFilter: 3 << 20, StateBloom: 6 << 20, LinksSeen: 6 << 20}
 	if got := set.Standalone.Memory(); got != want {
 		t.Errorf("with cache_bytes and body_budget_bytes set: %+v, want %+v", got, want)
 	}

@@ -15,6 +15,13 @@ type seenSet struct {
 	cur, prev map[string]struct{}
 }
 
+// seenEntryBytes is about what one remembered fingerprint costs in the Go heap: its key, its map slot and the
+// maps' slack, both generations together (Config.LinksCache's default, 500,000, takes about 40 MB).
+const seenEntryBytes = 80
+
+// LinksCacheIn is the largest Config.LinksCache whose set fits in bytes.
+func LinksCacheIn(bytes int64) int { return int(bytes / seenEntryBytes) }
+
 func newSeenSet(size int) *seenSet {
 	if size <= 0 {
 		return nil

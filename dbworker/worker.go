@@ -84,7 +84,7 @@ type Config struct {
 	// LinksCache is how many fingerprints of recorded links the links role remembers, so that a link found
 	// again on another page is not read and written again: its record already holds its first-seen time
 	// (metadata.Merge keeps the first), and only a later spelling of the same URL is not stored. 0 records
-	// every link. Default 500,000 (about 40 MB).
+	// every link. Default 500,000 (about 40 MB; LinksCacheIn); the standalone lowers it to fit its memory limit.
 	LinksCache int `mapstructure:"links_cache"`
 	// JobID is stamped as meta jid on every feed request, as Frontera's DB worker does: Frontera's spiders carry
 	// it back on the spider log and Frontera's workers drop events of another job. Default 0, Frontera's first

@@ -3,6 +3,7 @@ package standalone
 import (
 	"fmt"
 
+	"github.com/frontiercrawl/frontier/dbworker"
 	"github.com/frontiercrawl/frontier/pebblestore"
 	"github.com/frontiercrawl/frontier/spider"
 	"github.com/frontiercrawl/frontier/state"
@@ -25,6 +26,7 @@ type MemoryPlan struct {
 	PageCache  int64 // the DB worker's page cache (pebblestore.Config.PageCacheBytes)
 	PageFilter int64 // the DB worker's page-key filter (pebblestore.Config.PageFilterBytes)
 	StateBloom int64 // the cap of the states' Bloom filter (pebblestore.Config.BloomMaxBytes)
+	LinksSeen  int64 // the DB worker's set of links recorded lately (LinksCache)
 	SeenFilter int64 // the URLFrontier gateway's seen filter (urlfrontier.StoreConfig.SeenFilterBytes); 0: no gateway
 }
 
@@ -59,23 +61,26 @@ func (c Config) Memory() MemoryPlan {
 	return p
 }
 
-// The parts of the Go heap's own share (GoLimit − BodyBudget) its bounded structures get: a quarter for the
-// state caches, an eighth for the page cache (16 MiB of the default 256 MiB, its package default), a
-// sixteenth for the page filter and an eighth for the states' Bloom filter (16 MiB: its first three layers,
-// about 7 M URLs at 1%), leaving 7/16 for what has no bound of its own (batches and messages in flight, the
-// DB worker's seen set, buffers) and the collector's headroom.
+// The parts of the Go heap's own share (GoLimit − BodyBudget) its bounded structures get, 11/32 of it
+// together: an eighth for the state caches (16 MiB of the default 256 MiB), a sixteenth each for the page
+// cache, the states' Bloom filter (its first two layers, about 3 M URLs at 1%) and the DB worker's set of
+// recorded links, and a thirty-second for the page filter. The rest is for what has no bound of its own: the
+// batches and messages in flight (60–80 MB on a crawl of a million pages, at the default batch sizes),
+// buffers, and the collector's headroom: a live heap close to the soft limit makes the collector run without
+// pause (a 1 M-page crawl with the structures at twice these shares spent 38% of its CPU collecting).
 const (
-	stateCacheShare = 4
-	pageCacheShare  = 8
-	pageFilterShare = 16
-	stateBloomShare = 8
-	seenFilterShare = 8 // with a gateway (MemoryWithGateway): 14 MiB of the default 256 MiB
+	stateCacheShare = 8
+	pageCacheShare  = 16
+	pageFilterShare = 32
+	stateBloomShare = 16
+	linksSeenShare  = 16
+	seenFilterShare = 16 // with a gateway (MemoryWithGateway): 7 MiB of the default 256 MiB
 )
 
-// sizeHeap derives StateCache, PageCache, PageFilter and StateBloom from GoLimit and BodyBudget (at least
-// 1 MiB each; nothing without a limit).
+// sizeHeap derives StateCache, PageCache, PageFilter, StateBloom and LinksSeen from GoLimit and BodyBudget (at
+// least 1 MiB each; nothing without a limit).
 func (p *MemoryPlan) sizeHeap() {
-	p.StateCache, p.PageCache, p.PageFilter, p.StateBloom = 0, 0, 0, 0
+	p.StateCache, p.PageCache, p.PageFilter, p.StateBloom, p.LinksSeen = 0, 0, 0, 0, 0
 	if p.GoLimit <= 0 {
 		return
 	}
@@ -84,6 +89,16 @@ func (p *MemoryPlan) sizeHeap() {
 	p.PageCache = max(heap/pageCacheShare, 1<<20)
 	p.PageFilter = max(heap/pageFilterShare, 1<<20)
 	p.StateBloom = max(heap/stateBloomShare, 1<<20)
+	p.LinksSeen = max(heap/linksSeenShare, 1<<20)
+}
+
+// LinksCache returns n (db_worker.links_cache) lowered, if it must be, to what LinksSeen holds
+// (dbworker.LinksCacheIn). Without a limit it returns n; 0 (no set) stays 0.
+func (p MemoryPlan) LinksCache(n int) int {
+	if p.LinksSeen <= 0 {
+		return n
+	}
+	return min(n, max(dbworker.LinksCacheIn(p.LinksSeen), 2))
 }
 
 // heapShare is the Go heap's own share: what the Go limit leaves beside the bodies.

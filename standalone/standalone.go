@@ -35,17 +35,20 @@
 //   - response bodies, a quarter: one budget of body bytes in memory shared by every spider of the process
 //     (Spider.BodyBudgetBytes when 0; spider.BodyBudget), in the Go heap.
 //   - the rest of the Go heap, half. Its structures that would otherwise grow to a size fixed in their
-//     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter, StateBloom): a
-//     quarter for the strategy workers' state caches (strategy_worker.state_cache.max_entries is lowered to
-//     fit: 1.58 million URLs over all the workers in the default 256 MiB, where the package's default is 3
-//     million a worker, about 64 MB), an eighth for the DB worker's page cache (16 MiB), a sixteenth for its
-//     page-key filter (8 MiB, where its default is 16 MiB) and an eighth for the states' Bloom filter (16 MiB,
-//     its first three layers: about 7 million URLs at 1%; past it the filter stops growing and answers
-//     "maybe" more often, which costs reads of the states, never a URL, where it would otherwise grow with
-//     the crawl). The rest of the share is for what grows with the load (the DB worker's seen set, the
-//     batches and messages in flight, connection buffers) and the collector's headroom. With a URLFrontier gateway its store's cache comes
-//     out of this share first (MemoryWithGateway), and the structures are sized from what is left, the
-//     gateway's seen filter among them (an eighth: 14 MiB, where its default is 32 MiB).
+//     package are bounded from this share (MemoryPlan.StateCache, PageCache, PageFilter, StateBloom,
+//     LinksSeen), 11/32 of it together: an eighth for the strategy workers' state caches
+//     (strategy_worker.state_cache.max_entries is lowered to fit: about 790,000 URLs over all the workers in
+//     the default 256 MiB, where the package's default is 3 million a worker, about 64 MB), a sixteenth for
+//     the DB worker's page cache (8 MiB, where its default is 16), a thirty-second for its page-key filter
+//     (4 MiB), a sixteenth for the states' Bloom filter (8 MiB, its first two layers: about 3 million URLs at
+//     1%; past it the filter stops growing and answers "maybe" more often, which costs reads of the states,
+//     never a URL) and a sixteenth for the DB worker's set of links recorded lately (db_worker.links_cache is
+//     lowered to about 105,000 from 500,000). The rest of the share is for what grows with the load (the
+//     batches and messages in flight, 60–80 MB on a crawl of a million pages, connection buffers) and the
+//     collector's headroom: a live heap near the soft limit makes the collector run without pause, which
+//     is what twice these shares did to a crawl of a million pages. With a URLFrontier gateway its store's
+//     cache comes out of this share first (MemoryWithGateway), and the structures are sized from what is
+//     left, the gateway's seen filter among them (a sixteenth: 7 MiB, where its default is 32 MiB).
 //
 // The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
 // unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
@@ -249,7 +252,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
 		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
 		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20,
-		"state_bloom_max_mib", mem.StateBloom>>20, "gateway_seen_filter_mib", mem.SeenFilter>>20)
+		"state_bloom_max_mib", mem.StateBloom>>20, "links_cache", mem.LinksCache(cfg.DBWorker.LinksCache),
+		"gateway_seen_filter_mib", mem.SeenFilter>>20)
 	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	pcfg := cfg.Pebble
 	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable
@@ -312,6 +316,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 
 	// Build every worker first, and inject the seeds, so that nothing runs yet when one of them fails.
 	dcfg := cfg.DBWorker
+	dcfg.LinksCache = mem.LinksCache(dcfg.LinksCache)
+	if set := cfg.DBWorker.LinksCache; dcfg.LinksCache < set && set != dbworker.DefaultConfig().LinksCache {
+		log.Warn("db_worker.links_cache lowered to fit standalone.memory_limit: raise the limit to keep it",
+			"links_cache", set, "lowered_to", dcfg.LinksCache, "memory_limit", mem.Total)
+	}
 	if deps.Gateway != nil {
 		dcfg.Gateways = gatewayBatches(dcfg.Gateways, deps.GatewayPartitions, feeds)
 	}

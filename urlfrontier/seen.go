@@ -12,7 +12,7 @@ import (
 // table's filter). Deleted keys stay in it (a false positive costs one lookup, as before).
 //
 // It is bounded at StoreConfig.SeenFilterBytes, by default seenMaxBytes (eight layers, about 16.7 million
-// keys; the standalone's memory plan gives it 14 MiB of the default 256 MiB, six layers, about 4.2 million): a
+// keys; the standalone's memory plan gives it 7 MiB of the default 256 MiB, five layers, about 2 million): a
 // store that outgrows it has a full filter, and from then on every lookup asks Pebble, as without a filter.
 // The bound keeps the filter's memory and the store's opening scan (loadSeen stops when it is full) small
 // whatever the crawl's size. Add is called under Store.mu (or before the store is shared); MayContain takes no
