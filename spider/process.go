@@ -53,7 +53,7 @@ func (s *Spider) process(ctx context.Context, h *host, it *item) {
 		s.nBytes.Add(f.WireBytes)
 	}
 	if ctx.Err() == nil {
-		s.hostOutcome(it.u, f, err)
+		s.hostOutcome(it.u, attemptOf(it.req), f, err)
 	}
 	defer f.releaseBody() // the body's memory budget and spill file, once the outcome is queued
 	if err != nil {
@@ -322,7 +322,12 @@ func transientStatus(status int) bool {
 // Config.HostBackoff, doubled at each further failure, up to Config.HostBackoffMax, or the failure's Retry-After
 // (429, 503) when longer (capped the same way). A single failure holds only its URL (the strategy worker
 // retries it after its backoff or Retry-After), not the host. A success resets the count.
-func (s *Spider) hostOutcome(u *url.URL, f *Fetched, err error) {
+//
+// A retry's failure (attempt > 0: the request's retry_times) does not count: it says that URL is still broken,
+// which its first failure already said, not that the host is. Counted, a host whose healthy pages were all
+// fetched and whose few broken URLs (a 500 on every try) were retried twice each met nine failures in a row
+// and waited 5 s, 10 s, … up to HostBackoffMax (5 min) between them: the crawl's end waited ten minutes.
+func (s *Spider) hostOutcome(u *url.URL, attempt int64, f *Fetched, err error) {
 	if s.cfg.HostFailures <= 0 {
 		return
 	}
@@ -346,6 +351,9 @@ func (s *Spider) hostOutcome(u *url.URL, f *Fetched, err error) {
 	h := s.hostLocked(u.Hostname())
 	if !transient {
 		h.fails = 0
+		return
+	}
+	if attempt > 0 {
 		return
 	}
 	h.fails++
