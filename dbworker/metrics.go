@@ -8,7 +8,9 @@ type metrics struct {
 	lag                                                     *prometheus.GaugeVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics registers the worker's metrics on reg (nil: none), with linksCache (Config.LinksCache) as a
+// constant gauge: the standalone lowers it to fit its memory limit, and an operator should see what it got.
+func newMetrics(reg prometheus.Registerer, linksCache int) *metrics {
 	c := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: "frontier_dbworker_" + name, Help: help})
 	}
@@ -24,7 +26,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Spider-feed lag per partition at the last check."}, []string{"partition"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.scheduled, m.badItems, m.batches, m.sent, m.pages, m.held, m.linksSkipped, m.lag)
+		capacity := prometheus.NewGauge(prometheus.GaugeOpts{Name: "frontier_dbworker_links_cache_entries_max",
+			Help: "How many fingerprints of recorded links the links role remembers at most (links_cache)."})
+		capacity.Set(float64(linksCache))
+		reg.MustRegister(m.scheduled, m.badItems, m.batches, m.sent, m.pages, m.held, m.linksSkipped, m.lag, capacity)
 	}
 	return m
 }

@@ -262,7 +262,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 			return nil, fmt.Errorf("dbworker: partitions: %d is outside [0, %d) (the spider feed has %d partitions)", p, nFeed, nFeed)
 		}
 	}
-	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer),
+	w := &Worker{cfg: cfg, deps: deps, log: deps.Logger, m: newMetrics(deps.Registerer, cfg.LinksCache),
 		wake: make(chan struct{}, 1), nFeed: nFeed, last: map[int]int64{}}
 	w.feedPart = func([]byte, int) int { return 0 }
 	if sp, ok := bus.SpecOf(bus.SpiderFeed); ok && sp.Partitioner != nil {

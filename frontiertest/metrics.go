@@ -4,11 +4,24 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Counter returns the sum over its label sets of the counter called name in g, and fails the test if g has
 // no metric of that name.
 func Counter(t testing.TB, g prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	return sum(t, g, name, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
+}
+
+// Gauge returns the sum over its label sets of the gauge called name in g, and fails the test if g has no
+// metric of that name.
+func Gauge(t testing.TB, g prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	return sum(t, g, name, func(m *dto.Metric) float64 { return m.GetGauge().GetValue() })
+}
+
+func sum(t testing.TB, g prometheus.Gatherer, name string, value func(*dto.Metric) float64) float64 {
 	t.Helper()
 	fams, err := g.Gather()
 	if err != nil {
@@ -20,7 +33,7 @@ func Counter(t testing.TB, g prometheus.Gatherer, name string) float64 {
 		}
 		sum := 0.0
 		for _, m := range f.GetMetric() {
-			sum += m.GetCounter().GetValue()
+			sum += value(m)
 		}
 		return sum
 	}

@@ -167,6 +167,9 @@ func registerBloom(reg prometheus.Registerer, db *pebblestore.DB) {
 			func() float64 { return float64(bs.FalsePositives.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_bytes",
 			Help: "The state Bloom filter's memory, all its layers."}, func() float64 { return float64(b.Bits() / 8) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_max_bytes",
+			Help: "The cap on the state Bloom filter's memory, from standalone.memory_limit (0: none)."},
+			func() float64 { return float64(b.MaxBytes()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "frontier_state_bloom_full",
 			Help: "1 once the state Bloom filter has reached its memory cap (from standalone.memory_limit) and stopped growing."},
 			func() float64 {

@@ -249,15 +249,22 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 		log.Warn("strategy_worker.state_cache.max_entries lowered to fit standalone.memory_limit: raise the limit to keep it",
 			"max_entries", set, "lowered_to", swcfg.Cache.MaxEntries, "memory_limit", mem.Total, "strategy_workers", cfg.StrategyWorkers)
 	}
-	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", mem.PebbleCache>>20, "memtable_mib", mem.MemTable>>20,
-		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
-		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", mem.PageCache>>20, "page_filter_mib", mem.PageFilter>>20,
-		"state_bloom_max_mib", mem.StateBloom>>20, "links_cache", mem.LinksCache(cfg.DBWorker.LinksCache),
-		"gateway_seen_filter_mib", mem.SeenFilter>>20)
-	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
+	dcfg := cfg.DBWorker
+	dcfg.LinksCache = mem.LinksCache(dcfg.LinksCache)
+	if set := cfg.DBWorker.LinksCache; dcfg.LinksCache < set && set != dbworker.DefaultConfig().LinksCache {
+		log.Warn("db_worker.links_cache lowered to fit standalone.memory_limit: raise the limit to keep it",
+			"links_cache", set, "lowered_to", dcfg.LinksCache, "memory_limit", mem.Total)
+	}
 	pcfg := cfg.Pebble
 	pcfg.CacheBytes, pcfg.MemTableBytes = mem.PebbleCache, mem.MemTable
 	pcfg.PageCacheBytes, pcfg.PageFilterBytes, pcfg.BloomMaxBytes = mem.PageCache, mem.PageFilter, mem.StateBloom
+	// The line gives the settings as the workers and the store get them.
+	log.Info("memory", "limit_mib", mem.Total>>20, "pebble_cache_mib", pcfg.CacheBytes>>20, "memtable_mib", pcfg.MemTableBytes>>20,
+		"body_budget_mib", mem.BodyBudget>>20, "gateway_cache_mib", mem.GatewayCache>>20, "go_limit_mib", mem.GoLimit>>20,
+		"state_cache_entries", swcfg.Cache.MaxEntries, "page_cache_mib", pcfg.PageCacheBytes>>20, "page_filter_mib", pcfg.PageFilterBytes>>20,
+		"state_bloom_max_mib", pcfg.BloomMaxBytes>>20, "links_cache", dcfg.LinksCache,
+		"gateway_seen_filter_mib", mem.SeenFilter>>20)
+	bodies := spider.NewBodyBudget(mem.BodyBudget) // one for every spider (the package doc, "Memory")
 	if pcfg.Dir == "" {
 		pcfg.Dir = filepath.Join(cfg.DataDir, "pebble")
 	}
@@ -315,12 +322,6 @@ func Run(ctx context.Context, cfg Config, deps Deps) (Summary, error) {
 	}
 
 	// Build every worker first, and inject the seeds, so that nothing runs yet when one of them fails.
-	dcfg := cfg.DBWorker
-	dcfg.LinksCache = mem.LinksCache(dcfg.LinksCache)
-	if set := cfg.DBWorker.LinksCache; dcfg.LinksCache < set && set != dbworker.DefaultConfig().LinksCache {
-		log.Warn("db_worker.links_cache lowered to fit standalone.memory_limit: raise the limit to keep it",
-			"links_cache", set, "lowered_to", dcfg.LinksCache, "memory_limit", mem.Total)
-	}
 	if deps.Gateway != nil {
 		dcfg.Gateways = gatewayBatches(dcfg.Gateways, deps.GatewayPartitions, feeds)
 	}

@@ -2,6 +2,7 @@ package standalone
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -51,6 +52,15 @@ func TestCrawlTinyStateCache(t *testing.T) {
 	if len(c.Unserved) > 0 {
 		t.Errorf("never answered 2xx (a transient failure not retried?): %v", c.Unserved)
 	}
+	// The plan reaches the store and the DB worker, not only the memory line.
+	mem := cfg.Memory()
+	if got := frontiertest.Gauge(t, reg, "frontier_state_bloom_max_bytes"); got != float64(mem.StateBloom) || got == 0 {
+		t.Errorf("the states' Bloom filter is capped at %v bytes, want the plan's %d", got, mem.StateBloom)
+	}
+	want := mem.LinksCache(cfg.DBWorker.LinksCache)
+	if got := frontiertest.Gauge(t, reg, "frontier_dbworker_links_cache_entries_max"); got != float64(want) || want >= cfg.DBWorker.LinksCache {
+		t.Errorf("the DB worker's links cache holds %v, want the plan's %d, below the setting %d", got, want, cfg.DBWorker.LinksCache)
+	}
 	ev := frontiertest.Counter(t, reg, "frontier_strategyworker_state_cache_evictions_total")
 	t.Logf("strategy worker 0: %v state cache evictions, %v misses", ev, frontiertest.Counter(t, reg, "frontier_strategyworker_state_cache_misses_total"))
 	if ev < 100 {
@@ -58,36 +68,49 @@ func TestCrawlTinyStateCache(t *testing.T) {
 	}
 }
 
-// TestStateCacheLoweredIsLogged: a max_entries set above what the memory limit gives the state caches is
-// lowered with a warning that names the key and both figures; the default's lowering is only in the memory
-// line.
-func TestStateCacheLoweredIsLogged(t *testing.T) {
+// TestCacheLoweredIsLogged: a state cache's max_entries or the links cache set above what the memory limit
+// gives it is lowered with a warning that names the key and both figures; the default's lowering is only in
+// the memory line, which gives the value the worker gets.
+func TestCacheLoweredIsLogged(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		maxEntries int
-		warn       bool
+		name string
+		set  func(*Config)
+		warn string // the warning's start and its figures; "" for none
+		line string // in the memory line
 	}{
-		{name: "set above the share", maxEntries: 5_000_000, warn: true},
-		{name: "the default", maxEntries: state.DefaultCacheConfig().MaxEntries},
-		{name: "set below the share", maxEntries: 1000},
+		{name: "state cache set above the share", set: func(c *Config) { c.StrategyWorker.Cache.MaxEntries = 5_000_000 },
+			warn: `level=WARN msg="strategy_worker.state_cache.max_entries lowered`, line: "max_entries=5000000 lowered_to="},
+		{name: "state cache default", set: func(*Config) {}},
+		{name: "state cache set below the share", set: func(c *Config) { c.StrategyWorker.Cache = state.CacheConfig{MaxEntries: 1000, FlushEvery: 100} },
+			line: "state_cache_entries=1000 "},
+		{name: "links cache set above the share", set: func(c *Config) { c.DBWorker.LinksCache = 2_000_000 },
+			warn: `level=WARN msg="db_worker.links_cache lowered`, line: "links_cache=2000000 lowered_to="},
+		{name: "links cache default", set: func(*Config) {}},
+		{name: "links cache set below the share", set: func(c *Config) { c.DBWorker.LinksCache = 1000 }, line: "links_cache=1000 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			cfg := DefaultConfig()
 			cfg.DataDir = t.TempDir()
 			cfg.MemoryLimit, cfg.Pebble.CacheBytes = 64<<20, 0
-			cfg.StrategyWorker.Cache.MaxEntries = tc.maxEntries
+			tc.set(&cfg)
 			// No seeds and no crawl to resume: Run refuses after sizing its memory.
 			_, err := Run(t.Context(), cfg, Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			if err == nil {
-				t.Fatal("Run without seeds or a crawl to resume: no error")
+			if err == nil || !strings.Contains(err.Error(), "holds no crawl to resume") {
+				t.Fatalf("Run without seeds or a crawl to resume: %v, want it refused for that", err)
 			}
-			warned := strings.Contains(logs.String(), "level=WARN msg=\"strategy_worker.state_cache.max_entries lowered")
-			if warned != tc.warn {
-				t.Errorf("warned %v, want %v; logs:\n%s", warned, tc.warn, logs.String())
+			warned := strings.Contains(logs.String(), "level=WARN")
+			if want := tc.warn != ""; warned != want || !strings.Contains(logs.String(), tc.warn) {
+				t.Errorf("warned %v, want %q; logs:\n%s", warned, tc.warn, logs.String())
 			}
-			if tc.warn && !strings.Contains(logs.String(), "max_entries=5000000 lowered_to=") {
-				t.Errorf("the warning does not name both figures:\n%s", logs.String())
+			mem := cfg.Memory()
+			for _, line := range []string{tc.line,
+				fmt.Sprintf("state_cache_entries=%d ", mem.StateCacheConfig(cfg.StrategyWorker.Cache, cfg.StrategyWorkers).MaxEntries),
+				fmt.Sprintf("links_cache=%d ", mem.LinksCache(cfg.DBWorker.LinksCache)),
+				fmt.Sprintf("state_bloom_max_mib=%d ", mem.StateBloom>>20)} {
+				if !strings.Contains(logs.String(), line) {
+					t.Errorf("the logs do not say %q:\n%s", line, logs.String())
+				}
 			}
 		})
 	}

@@ -216,6 +216,9 @@ func (b *Bloom) SetMaxBytes(n int64) {
 	b.full.Store(false) // a larger cap lets the next Add past the newest layer's capacity grow it again
 }
 
+// MaxBytes returns the cap SetMaxBytes set (0: none).
+func (b *Bloom) MaxBytes() int64 { return int64(b.maxBits.Load() / 8) }
+
 // Full reports whether the cap (SetMaxBytes) has stopped a layer.
 func (b *Bloom) Full() bool { return b.full.Load() }
 

@@ -362,7 +362,10 @@ func TestBloomMaxBytes(t *testing.T) {
 	b := newBloom(t, 1000, 0.01, slog.New(h))
 	first := b.Bits() / 8
 	b.SetMaxBytes(int64(first) * 4) // room for the second layer (about 2.3×), not for the third
-	const n = 20_000                // past the capacities of four layers (1k, 2k, 4k, 8k)
+	if got := b.MaxBytes(); got != int64(first)*4 {
+		t.Errorf("MaxBytes() = %d, want %d", got, first*4)
+	}
+	const n = 20_000 // past the capacities of four layers (1k, 2k, 4k, 8k)
 	for i := range n {
 		b.Add(statetest.FP(i))
 	}
