@@ -31,11 +31,11 @@ func sum(t testing.TB, g prometheus.Gatherer, name string, value func(*dto.Metri
 		if f.GetName() != name {
 			continue
 		}
-		sum := 0.0
+		total := 0.0
 		for _, m := range f.GetMetric() {
-			sum += value(m)
+			total += value(m)
 		}
-		return sum
+		return total
 	}
 	t.Fatalf("%s is not registered", name)
 	return 0

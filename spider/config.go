@@ -75,10 +75,9 @@ type Config struct {
 	MaxRedirects int `mapstructure:"max_redirects"`
 	// HostFailures is how many transient failures in a row of first attempts (500, 502, 503, 504, 522, 524,
 	// 408, 429, timeouts, resets, refused connections; a retry's failure is the URL's, not the host's) back a
-	// host off as a whole: its next request waits HostBackoff, doubled at
-	// each further failure up to HostBackoffMax, so a failing host is not hammered while its URLs wait in the
-	// queue for their retries; a Retry-After longer than the wait is honoured. A success resets the count.
-	// Default 3; 0 disables.
+	// host off as a whole: its next request waits HostBackoff, doubled at each further failure up to
+	// HostBackoffMax, so a failing host is not hammered while its URLs wait in the queue for their retries; a
+	// Retry-After longer than the wait is honoured. A success resets the count. Default 3; 0 disables.
 	HostFailures int `mapstructure:"host_failures"`
 	// HostBackoff is the first whole-host wait. Default 5s.
 	HostBackoff time.Duration `mapstructure:"host_backoff"`

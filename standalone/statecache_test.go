@@ -75,17 +75,16 @@ func TestCacheLoweredIsLogged(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		set  func(*Config)
-		warn string // the warning's start and its figures; "" for none
-		line string // in the memory line
+		warn string // the warning's start; "" for none
+		line string // in the logs: the warning's figures, or the memory line's value
 	}{
 		{name: "state cache set above the share", set: func(c *Config) { c.StrategyWorker.Cache.MaxEntries = 5_000_000 },
 			warn: `level=WARN msg="strategy_worker.state_cache.max_entries lowered`, line: "max_entries=5000000 lowered_to="},
-		{name: "state cache default", set: func(*Config) {}},
+		{name: "defaults", set: func(*Config) {}},
 		{name: "state cache set below the share", set: func(c *Config) { c.StrategyWorker.Cache = state.CacheConfig{MaxEntries: 1000, FlushEvery: 100} },
 			line: "state_cache_entries=1000 "},
 		{name: "links cache set above the share", set: func(c *Config) { c.DBWorker.LinksCache = 2_000_000 },
 			warn: `level=WARN msg="db_worker.links_cache lowered`, line: "links_cache=2000000 lowered_to="},
-		{name: "links cache default", set: func(*Config) {}},
 		{name: "links cache set below the share", set: func(c *Config) { c.DBWorker.LinksCache = 1000 }, line: "links_cache=1000 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
