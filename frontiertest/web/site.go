@@ -390,6 +390,18 @@ func (s *Site) Stop() {
 	s.serveWG.Wait()
 }
 
+// Down takes the host off the network for good, as a server that dies mid-crawl: its listener and its
+// connections close, so a request in flight fails and every later dial is refused (ECONNREFUSED). The request
+// log and the counters stay readable; Stop still ends the site. Down is idempotent.
+func (h *Host) Down() {
+	switch {
+	case h.srv != nil:
+		h.srv.Close()
+	case h.ln != nil:
+		h.ln.Close()
+	}
+}
+
 // trackListener counts connections per host and gives each an id.
 type trackListener struct {
 	net.Listener

@@ -592,6 +592,38 @@ func TestHTTP2(t *testing.T) {
 	}
 }
 
+// TestHostDown: a host taken down answers before, refuses every dial after (a pooled connection included),
+// keeps its request log, and leaves the other hosts and Stop as they were.
+func TestHostDown(t *testing.T) {
+	s := Start(t, smallConfig())
+	c := s.Client(time.Second)
+	defer c.CloseIdleConnections()
+	h1, h2 := s.Hosts()[0], s.Hosts()[1]
+	for _, h := range []*Host{h1, h2} {
+		readAll(t, get(t, c, h.URL("/")))
+	}
+	h1.Down()
+	h1.Down()     // idempotent
+	for range 2 { // the first request may find the closed pooled connection; neither may be answered
+		if resp, err := c.Get(h1.URL("/")); err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s answered %d after Down", h1.Name, resp.StatusCode)
+		}
+	}
+	c.CloseIdleConnections()
+	if _, err := c.Get(h1.URL("/")); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("%s after Down: %v, want connection refused", h1.Name, err)
+	}
+	if n := h1.RequestCount(); n != 1 {
+		t.Errorf("%s answered %d requests, want the 1 before Down", h1.Name, n)
+	}
+	if resp := get(t, c, h2.URL("/")); resp.StatusCode != http.StatusOK {
+		t.Errorf("%s after %s went down: status %d", h2.Name, h1.Name, resp.StatusCode)
+	} else {
+		readAll(t, resp)
+	}
+}
+
 func TestStopWithWorkInFlight(t *testing.T) {
 	cfg := smallConfig()
 	cfg.SlowDelay = time.Hour
