@@ -11,8 +11,8 @@ import (
 	"github.com/frontiercrawl/frontier/spider"
 )
 
-// TestCrawlHostDownWithRetriesLeft: a host dies for good once every one of its pages was asked for, so all
-// it has left are the retries of its pages that failed once. Each of those retries is refused, and the page
+// TestCrawlHostDownWithRetriesLeft: a host dies for good once every page of it that the crawl could know of
+// was asked for (onlyRetriesLeft), so all it has left are the retries of its pages that failed once. Each of those retries is refused, and the page
 // must end in ERROR with the refusal as its reason (connection refused is not retried), while the other hosts
 // are crawled to the end and the crawl finishes by itself with no URL stranded.
 func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
