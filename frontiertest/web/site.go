@@ -370,35 +370,31 @@ func (s *Site) Stop() {
 	close(s.stopping)
 	s.mu.Unlock()
 	for _, h := range slices.Concat(s.content, s.special) {
-		switch {
-		case h.srv != nil:
-			h.srv.Close()
-		case h.ln != nil:
-			h.ln.Close()
-			h.mu.Lock()
-			held := make([]net.Conn, 0, len(h.mu.held))
-			for c := range h.mu.held {
-				held = append(held, c)
-			}
-			h.mu.Unlock()
-			for _, c := range held {
-				c.Close()
-			}
-		}
+		h.Down()
 	}
 	s.handlers.Wait()
 	s.serveWG.Wait()
 }
 
 // Down takes the host off the network for good, as a server that dies mid-crawl: its listener and its
-// connections close, so a request in flight fails and every later dial is refused (ECONNREFUSED). The request
-// log and the counters stay readable; Stop still ends the site. Down is idempotent.
+// connections close (a blackhole's held ones too), so a request in flight fails and every later dial is
+// refused (ECONNREFUSED). The request log and the counters stay readable; Stop still ends the site, and
+// takes every host down this way. Down is idempotent.
 func (h *Host) Down() {
 	switch {
 	case h.srv != nil:
 		h.srv.Close()
 	case h.ln != nil:
 		h.ln.Close()
+		h.mu.Lock()
+		held := make([]net.Conn, 0, len(h.mu.held))
+		for c := range h.mu.held {
+			held = append(held, c)
+		}
+		h.mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
 	}
 }
 

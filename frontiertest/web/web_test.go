@@ -593,7 +593,8 @@ func TestHTTP2(t *testing.T) {
 }
 
 // TestHostDown: a host taken down answers before, refuses every dial after (a pooled connection included),
-// keeps its request log, and leaves the other hosts and Stop as they were.
+// keeps its request log, and leaves the other hosts and Stop as they were; a blackhole taken down closes the
+// connection it holds.
 func TestHostDown(t *testing.T) {
 	s := Start(t, smallConfig())
 	c := s.Client(time.Second)
@@ -603,8 +604,9 @@ func TestHostDown(t *testing.T) {
 		readAll(t, get(t, c, h.URL("/")))
 	}
 	h1.Down()
-	h1.Down()     // idempotent
-	for range 2 { // the first request may find the closed pooled connection; neither may be answered
+	h1.Down() // idempotent
+	// The first request may find the closed pooled connection; neither may be answered.
+	for range 2 {
 		if resp, err := c.Get(h1.URL("/")); err == nil {
 			resp.Body.Close()
 			t.Fatalf("%s answered %d after Down", h1.Name, resp.StatusCode)
@@ -621,6 +623,27 @@ func TestHostDown(t *testing.T) {
 		t.Errorf("%s after %s went down: status %d", h2.Name, h1.Name, resp.StatusCode)
 	} else {
 		readAll(t, resp)
+	}
+
+	// A blackhole taken down closes the connection it holds, and refuses the next.
+	bh := s.Host(BlackholeHost)
+	conn, err := s.DialContext(t.Context(), "tcp", BlackholeHost+":80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for held := 0; held == 0; time.Sleep(time.Millisecond) {
+		bh.mu.Lock()
+		held = len(bh.mu.held)
+		bh.mu.Unlock()
+	}
+	bh.Down()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("read from the held connection after Down: %v, want EOF", err)
+	}
+	if _, err := s.DialContext(t.Context(), "tcp", BlackholeHost+":80"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("%s after Down: %v, want connection refused", BlackholeHost, err)
 	}
 }
 
