@@ -5,28 +5,29 @@
 #      test suites' calls and the property-run cases for the identity package to replay (oracle/record.sh;
 #      FRONTIER_PROPERTY_CASES=100000 for a large property run)
 #   1. go vet ./... (plain and with the integration tag), while step 0 runs
-#   2. unit tests: go test -race ./..., then, without -race, the packages that have a race_on_test.go (tests
-#      that shrink or skip single-goroutine or crawl-sized work under the race detector run whole there)
-#   3. Kafka and HBase (deploy/up; fresh data dirs when CI=true), the topics and the schema, and the fault
+#   2. Kafka and HBase (deploy/up; fresh data dirs when CI=true), the topics and the schema, and the fault
 #      suite's own pair of servers on other ports (in $INFRA-faults; FRONTIER_TEST_FAULTS_*_PORT): they start
-#      in the background at the outset, while steps 0-2 run, and this step waits for them
-#   4. integration tests: the tests declared in the files only -tags integration builds, with FRONTIER_TEST_*
-#      set (deploy/env); the unit tests ran in step 2 and are not run again; among them e2e TestDemo runs the
+#      in the background at the outset, while steps 0-1 run, and the suite waits for them after step 1
+#   3. the fault suite (e2e TestFaults, about 9 minutes) on its own pair of servers, in the background beside
+#      steps 4 and 5: one crawl by the role binaries through a SIGKILL of each role, a Kafka restart and HBase
+#      outages of 10, 40 and 90 s, in an order and at moments drawn from a seed it logs (to replay them, run it
+#      alone with FRONTIER_FAULT_SEED=N: docs/reliability.md); its output follows step 5's
+#   4. unit tests: go test -race ./..., then, without -race, the packages that have a race_on_test.go (tests
+#      that shrink or skip single-goroutine or crawl-sized work under the race detector run whole there)
+#   5. integration tests: the tests declared in the files only -tags integration builds, with FRONTIER_TEST_*
+#      set (deploy/env); the unit tests ran in step 4 and are not run again; among them e2e TestDemo runs the
 #      README's `standalone --demo` (~20 s), which exits non-zero when its crawl fails the demo site's
 #      ground-truth check
-#   5. beside step 4, the fault suite (e2e TestFaults, about 8 minutes) on its own pair of servers: one crawl
-#      by the role binaries through a SIGKILL of each role, a Kafka restart and HBase outages of 10, 40 and
-#      90 s, in an order and at moments drawn from a seed it logs (to replay them, run it alone with
-#      FRONTIER_FAULT_SEED=N: docs/reliability.md); its output follows step 4's
-#   6. stops the servers it started (the fault suite's pair too), also on failure or interrupt; servers that
-#      were already running are left running
+#   6. stops the servers it started (the fault suite's pair too, all at once), also on failure or interrupt;
+#      servers that were already running are left running
 #
 # Exits non-zero on the first failure. Options (also as environment variables):
 #   --no-race        (FRONTIER_TEST_RACE=0)   unit tests without the race detector
-#   --unit           (FRONTIER_TEST_UNIT_ONLY=1) steps 1–2 only: no servers, no integration tests
-#   --integration    (FRONTIER_TEST_INTEGRATION_ONLY=1) steps 3–5 only
+#   --unit           (FRONTIER_TEST_UNIT_ONLY=1) steps 0, 1 and 4 only: no servers, no integration tests
+#   --integration    (FRONTIER_TEST_INTEGRATION_ONLY=1) the oracle and steps 2, 3 and 5 only (the fault
+#                    suite then runs beside step 5 alone)
 #   --keep           (FRONTIER_TEST_KEEP=1)   leave the servers this run started running
-#   --no-faults      (FRONTIER_TEST_NO_FAULTS=1) skip step 5 (and its servers)
+#   --no-faults      (FRONTIER_TEST_NO_FAULTS=1) skip step 3 (and its servers)
 # Extra go test flags: GOTESTFLAGS (e.g. GOTESTFLAGS='-count=1 -v').
 set -euo pipefail
 DEPLOY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -96,17 +97,24 @@ cleanup() {
 		wait "$p" 2>/dev/null || true
 	done
 	if ((!keep)) && ((!unit_only)); then
+		# Each server's clean shutdown is mostly waiting, so they all stop at once.
+		local what=() downs=() n
+		((no_faults)) || what+=("the fault suite's pair")
+		what+=("${started[@]}")
+		if ((${#what[@]})); then
+			step "stopping $(printf '%s, ' "${what[@]}" | sed 's/, $//')"
+		fi
 		if ((!no_faults)); then
-			step "stopping the fault suite's servers"
-			env "${faults_env[@]}" "$DEPLOY_DIR/down" all || rc=1
+			env "${faults_env[@]}" "$DEPLOY_DIR/down" all &
+			downs+=($!)
 		fi
-		if ((${#started[@]})); then
-			step "stopping ${started[*]}"
-			local n
-			for n in "${started[@]}"; do
-				"$DEPLOY_DIR/down" "$n" || rc=1
-			done
-		fi
+		for n in "${started[@]}"; do
+			"$DEPLOY_DIR/down" "$n" &
+			downs+=($!)
+		done
+		for p in "${downs[@]}"; do
+			wait "$p" || rc=1
+		done
 	fi
 	exit "$rc"
 }
@@ -153,6 +161,34 @@ if ((!unit_only)); then
 	servers_pid=$!
 fi
 
+# wait_servers waits for the servers' start (once) and prints its log and the main pair's endpoints.
+wait_servers() {
+	[[ -n $servers_pid ]] || return 0
+	step "servers"
+	local rc=0
+	wait "$servers_pid" || rc=$?
+	servers_pid=
+	cat "$servers_log"
+	rm -f "$servers_log"
+	if ((rc)); then
+		echo "deploy/test.sh: starting the servers failed (exit $rc)" >&2
+		exit 1
+	fi
+	cat "$INFRA/test.env"
+}
+# start_faults WHAT starts the fault suite (once, unless --no-faults) in the background on its own pair of
+# servers, beside WHAT; its output is printed when it is waited for, after the integration tests. It stops and
+# starts that pair itself, and its crawl is mostly waiting for outages to end and for a polite crawl, so it
+# shares the cores well with the stage beside it.
+start_faults() {
+	((!no_faults)) && [[ -z $faults_pid ]] || return 0
+	faults_log=$(mktemp)
+	env "${faults_env[@]}" $(cat "$finfra/test.env") FRONTIER_TEST_FAULTS=1 \
+		go test -tags integration -run '^TestFaults$' -count=1 -timeout 15m "${gotestflags[@]}" ./e2e >"$faults_log" 2>&1 &
+	faults_pid=$!
+	step "fault suite started (pid $faults_pid), beside $1"
+}
+
 # The Python oracle (Frontera, Scrapy, w3lib, warcio in .venv/) that the compatibility tests run against (a
 # no-op when the venvs are already built from the same requirements), and the identity package's recordings.
 # On a fresh clone it is mostly downloads and Python, so go vet runs meanwhile; its output follows vet's.
@@ -172,6 +208,13 @@ if ((!integration_only)); then
 	if ((vet_rc || oracle_rc)); then
 		echo "deploy/test.sh: go vet exit $vet_rc, python oracle exit $oracle_rc" >&2
 		exit 1
+	fi
+
+	if ((!unit_only)); then
+		# The fault suite runs beside the unit tests: it is mostly waiting (outages, a polite crawl), and the
+		# unit tests leave the integration tests' stage to themselves.
+		wait_servers
+		start_faults "the unit tests"
 	fi
 
 	step "unit tests"
@@ -197,17 +240,7 @@ if ((integration_only)); then
 	oracle
 fi
 
-step "servers"
-servers_rc=0
-wait "$servers_pid" || servers_rc=$?
-servers_pid=
-cat "$servers_log"
-rm -f "$servers_log"
-if ((servers_rc)); then
-	echo "deploy/test.sh: starting the servers failed (exit $servers_rc)" >&2
-	exit 1
-fi
-cat "$INFRA/test.env"
+wait_servers
 set -a
 # shellcheck disable=SC1091
 source "$INFRA/test.env"
@@ -233,16 +266,17 @@ integration_tests() {
 	done < <(go list -tags integration -f "$f" ./...)
 }
 integration_tests
+# go test starts the packages' test binaries in the order given, two at a time: e2e, by far the longest, first,
+# so that it does not wait behind the others.
+for i in "${!itest_pkgs[@]}"; do
+	if [[ ${itest_pkgs[i]} == */e2e ]]; then
+		itest_pkgs=("${itest_pkgs[i]}" "${itest_pkgs[@]:0:i}" "${itest_pkgs[@]:i+1}")
+		break
+	fi
+done
 
-# The fault suite (it stops and starts its own pair of servers) runs beside the integration tests: most of it is
-# waiting for outages to end and for a polite crawl, so the two share the cores well. Its output follows theirs.
-if ((!no_faults)); then
-	faults_log=$(mktemp)
-	env "${faults_env[@]}" $(cat "$finfra/test.env") FRONTIER_TEST_FAULTS=1 \
-		go test -tags integration -run '^TestFaults$' -count=1 -timeout 15m "${gotestflags[@]}" ./e2e >"$faults_log" 2>&1 &
-	faults_pid=$!
-	step "fault suite started (pid $faults_pid), beside the integration tests"
-fi
+# With --integration the fault suite starts here, beside the integration tests.
+start_faults "the integration tests"
 step "integration tests: ${#itest_names[@]} tests in ${itest_pkgs[*]#github.com/frontiercrawl/frontier/}"
 it_rc=0
 go test -tags integration -timeout 20m -run "^($(IFS='|'; echo "${itest_names[*]}"))\$" "${gotestflags[@]}" "${itest_pkgs[@]}" || it_rc=$?
