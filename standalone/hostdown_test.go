@@ -3,7 +3,6 @@ package standalone
 import (
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,10 +10,11 @@ import (
 	"github.com/frontiercrawl/frontier/spider"
 )
 
-// TestCrawlHostDownWithRetriesLeft: a host dies for good once every page of it that the crawl could know of
-// was asked for (onlyRetriesLeft), so all it has left are the retries of its pages that failed once. Each of those retries is refused, and the page
-// must end in ERROR with the refusal as its reason (connection refused is not retried), while the other hosts
-// are crawled to the end and the crawl finishes by itself with no URL stranded.
+// TestCrawlHostDownWithRetriesLeft: a host dies for good once every page of it that the crawl could know of was
+// asked for (web.Site.Unasked), so all it has left are the retries of its pages that failed once. Each of those
+// retries is refused, and the page must end in ERROR with the refusal as its reason (connection refused is not
+// retried), while the other hosts are crawled to the end and the crawl finishes by itself with no URL stranded.
+// e2e's TestClusterCrawlHostDownWithRetriesLeft is the same test on the cluster.
 func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 4, 30, true
@@ -42,49 +42,9 @@ func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
 	cfg.Spider.HostFailures = 0
 	deps := siteDeps(t, site, &cfg)
 
-	var (
-		wg      sync.WaitGroup
-		pending []string // down's pages whose every answer was a failure when it went down
-		wentAt  time.Duration
-	)
-	ctx, stopWatch := t.Context(), make(chan struct{})
-	start := time.Now()
-	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopWatch:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			answers := map[string][]int{} // URL → statuses of its finished requests
-			asked := map[string]bool{}
-			for _, r := range down.Requests() {
-				u := down.URL(r.Target)
-				asked[u] = true
-				if !r.End.IsZero() {
-					answers[u] = append(answers[u], r.Status)
-				}
-			}
-			if !onlyRetriesLeft(site, down, asked) {
-				continue
-			}
-			down.Down()
-			wentAt = time.Since(start)
-			for _, u := range pages {
-				if st := answers[u]; len(st) > 0 && !slices.ContainsFunc(st, func(s int) bool { return s < 400 }) {
-					pending = append(pending, u)
-				}
-			}
-			return
-		}
-	})
-	sum, err := Run(ctx, cfg, deps)
-	close(stopWatch)
-	wg.Wait()
+	watch := site.DownWhenOnlyRetriesLeft(down)
+	sum, err := Run(t.Context(), cfg, deps)
+	wentAt, pending := watch.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,24 +61,13 @@ func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
 	// Every page of the dead host that the crawl knew of and that never got a 2xx answer (those pending at the
 	// moment it went down, and any whose answer the closing connection cut) ends in ERROR, refused. A page
 	// that only those link to is never known: it is not a URL the frontier lost.
-	served := map[string]bool{}
-	for _, r := range down.Requests() {
-		if r.Status >= 200 && r.Status < 300 && !r.End.IsZero() { // an answer Down cut short is not served
-			served[down.URL(r.Target)] = true
-		}
-	}
-	known := knownPages(site)
-	var lost []string
-	for _, u := range pages {
-		if known[u] && !served[u] {
-			lost = append(lost, u)
-		}
-	}
+	lost := site.NeverServed(down)
+	known := site.Known()
 	if n := acct.ErrorReasons[spider.ErrNameConnRefused]; n != len(lost) || acct.Errors != len(lost) {
 		t.Errorf("%d errors %v, want %d, all %s (the pages of %s never served: %v)", acct.Errors, acct.ErrorReasons, len(lost), spider.ErrNameConnRefused, down.Name, lost)
 	}
 	for _, u := range pending {
-		if served[u] {
+		if !slices.Contains(lost, u) {
 			t.Errorf("%s was served after %s went down", u, down.Name)
 		}
 	}
@@ -140,34 +89,4 @@ func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
 	if sum.Queued != 0 {
 		t.Errorf("%d still queued", sum.Queued)
 	}
-}
-
-// knownPages returns the pages a crawler of site could know of now: the seeds and the links of every page
-// answered 2xx so far, on any host. A page that only pages never served link to is not among them.
-func knownPages(site *web.Site) map[string]bool {
-	known := map[string]bool{}
-	for _, u := range site.Seeds() {
-		known[u] = true
-	}
-	for _, h := range site.Hosts() {
-		for _, r := range h.Requests() {
-			if r.Status >= 200 && r.Status < 300 && !r.End.IsZero() {
-				for _, u := range site.Links(h.URL(r.Target)) {
-					known[u] = true
-				}
-			}
-		}
-	}
-	return known
-}
-
-// onlyRetriesLeft reports whether every page of host that a crawler could know of now (knownPages) was asked
-// for. What is left on host then is the retries of its failed pages, and the pages only those link to.
-func onlyRetriesLeft(site *web.Site, host *web.Host, asked map[string]bool) bool {
-	for u := range knownPages(site) {
-		if strings.HasPrefix(u, host.Origin+"/") && !asked[u] {
-			return false
-		}
-	}
-	return true
 }
