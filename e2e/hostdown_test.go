@@ -19,8 +19,8 @@ import (
 
 // TestClusterCrawlHostDownWithRetriesLeft is standalone's TestCrawlHostDownWithRetriesLeft on the cluster (2
 // spiders, 2 strategy workers, a DB worker, real Kafka and HBase): a host dies for good once every page of it
-// that the crawl could know of was asked for (web.Site.Unasked), so all it has left are the retries of its
-// pages that failed once. Each of those pages ends in ERROR, refused, in HBase; the other hosts are crawled to
+// that the crawl could know of was asked for and answered (web.Site.DownWhenOnlyRetriesLeft), so all it has
+// left are the retries of its pages that failed once. Each of those pages ends in ERROR, refused, in HBase; the other hosts are crawled to
 // the end; the crawl goes quiet with nothing queued and no URL stranded.
 func TestClusterCrawlHostDownWithRetriesLeft(t *testing.T) {
 	wcfg := web.DefaultConfig()
@@ -42,7 +42,7 @@ func TestClusterCrawlHostDownWithRetriesLeft(t *testing.T) {
 	r := cluster.FastRoles()
 	r.Seeds, r.DialContext, r.Logger = site.Seeds(), site.DialContext, frontiertest.Logger(t)
 	r.StrategyWorker = strategyworker.DefaultConfig()
-	// Retries wait 10 s: the host's first attempts, which take a few loops of spider, strategy worker and DB
+	// Retries wait 9.5–10.5 s: the host's first attempts, which take a few loops of spider, strategy worker and DB
 	// worker, end before its first retry is due; the whole-host back-off is off so that no run of failures
 	// delays them past it.
 	r.StrategyWorker.Retry.Backoff, r.StrategyWorker.Retry.MaxBackoff = 10*time.Second, 10*time.Second

@@ -10,11 +10,12 @@ import (
 	"github.com/frontiercrawl/frontier/spider"
 )
 
-// TestCrawlHostDownWithRetriesLeft: a host dies for good once every page of it that the crawl could know of was
-// asked for (web.Site.Unasked), so all it has left are the retries of its pages that failed once. Each of those
-// retries is refused, and the page must end in ERROR with the refusal as its reason (connection refused is not
-// retried), while the other hosts are crawled to the end and the crawl finishes by itself with no URL stranded.
-// e2e's TestClusterCrawlHostDownWithRetriesLeft is the same test on the cluster.
+// TestCrawlHostDownWithRetriesLeft: a host dies for good once every page of it that the crawl could know of
+// was asked for and answered (web.Site.DownWhenOnlyRetriesLeft), so all it has left are the retries of its
+// pages that failed once. Each of those retries is refused, and the page must end in ERROR with the refusal
+// as its reason (connection refused is not retried), while the other hosts are crawled to the end and the
+// crawl finishes by itself with no URL stranded. e2e's TestClusterCrawlHostDownWithRetriesLeft is the same
+// test on the cluster.
 func TestCrawlHostDownWithRetriesLeft(t *testing.T) {
 	wcfg := web.DefaultConfig()
 	wcfg.Hosts, wcfg.PagesPerHost, wcfg.Plain = 4, 30, true

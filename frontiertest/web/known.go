@@ -19,7 +19,7 @@ func (s *Site) Known() map[string]bool {
 	for _, u := range s.Seeds() {
 		known[u] = true
 	}
-	for _, h := range s.content {
+	for _, h := range slices.Concat(s.content, s.special) {
 		for _, r := range h.Requests() {
 			if r.OK() {
 				for _, u := range s.Links(h.URL(r.Target)) {
