@@ -42,9 +42,9 @@ func TestClusterCrawlHostDownWithRetriesLeft(t *testing.T) {
 	r := cluster.FastRoles()
 	r.Seeds, r.DialContext, r.Logger = site.Seeds(), site.DialContext, frontiertest.Logger(t)
 	r.StrategyWorker = strategyworker.DefaultConfig()
-	// Retries wait 9.5–10.5 s: the host's first attempts, which take a few loops of spider, strategy worker and DB
-	// worker, end before its first retry is due; the whole-host back-off is off so that no run of failures
-	// delays them past it.
+	// Retries wait 9.5–10.5 s: the host's first attempts, which take a few loops of spider, strategy worker
+	// and DB worker, end before its first retry is due; the whole-host back-off is off so that no run of
+	// failures delays them past it.
 	r.StrategyWorker.Retry.Backoff, r.StrategyWorker.Retry.MaxBackoff = 10*time.Second, 10*time.Second
 	r.Spider.HostFailures = 0
 	r.EditStrategyWorker = func(c *cluster.Cluster, _ int, d *strategyworker.Deps) { d.Domains = c.HBase.Domains() }
