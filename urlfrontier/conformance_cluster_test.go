@@ -42,6 +42,9 @@ func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []in
 	go func() { ran <- urlfrontier.ServeBackend(ctx, g, urlfrontier.ServeConfig{Addr: addr}, log, nil) }()
 	go func() {
 		err := <-ran
+		if err != nil && ctx.Err() == nil {
+			t.Errorf("gateway on %s stopped while the test runs: %v", addr, err) // at once, not at the test's end
+		}
 		cancel()
 		if err2 := <-ran; err == nil {
 			err = err2

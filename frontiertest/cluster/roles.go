@@ -98,6 +98,17 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		_ = c.Stop()
 		tb.Fatal(err)
 	}
+	// run runs a role. A role that fails while the cluster should be running ends the others (errgroup) and
+	// is reported at once, so a test waiting for the crawl names the cause instead of timing out in silence.
+	run := func(role string, f func(context.Context) error) {
+		g.Go(func() error {
+			err := f(gctx)
+			if err != nil && gctx.Err() == nil {
+				tb.Errorf("cluster: %s stopped the cluster: %v", role, err)
+			}
+			return err
+		})
+	}
 
 	for i := range max(r.DBWorkers, 1) {
 		b := c.Bus
@@ -112,7 +123,7 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		if err != nil {
 			fail(err)
 		}
-		g.Go(func() error { return w.Run(gctx) })
+		run(fmt.Sprint("DB worker ", i), w.Run)
 	}
 	for p := range e.Kafka.SpiderLog.Partitions {
 		d := strategyworker.Deps{Bus: c.Bus, Codec: c.Codec, States: c.HBase.States(), Fingerprint: c.Identity.Fingerprint,
@@ -124,7 +135,7 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		if err != nil {
 			fail(err)
 		}
-		g.Go(func() error { return w.Run(gctx) })
+		run(fmt.Sprint("strategy worker ", p), w.Run)
 	}
 	var seeds string
 	if len(r.Seeds) > 0 {
@@ -148,7 +159,7 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		if err != nil {
 			fail(err)
 		}
-		g.Go(func() error { return s.Run(gctx) })
+		run(fmt.Sprint("spider ", p), s.Run)
 	}
 	return c
 }
