@@ -8,9 +8,12 @@ package kafkabus
 // before noticing that a standby took over: the fence asks first, and refuses.
 //
 // What the fence cannot do: a write is not conditional on the check (Kafka's produce request carries no group
-// generation, and kafka-go has no transactional producer whose epoch would fence it), so a process stopped in
-// the instant between a passing check and its request still writes once when resumed. The window is a few
-// microseconds of CPU, against the whole batch (HBase reads, encoding, a send) without the fence.
+// generation, and kafka-go has no transactional producer whose epoch would fence it), so a process stopped
+// between a passing check and its produce request still writes that request once when resumed. The window is
+// one attempt of Send (kafka-go's linger and its own max_attempts retries), against the whole batch (HBase
+// reads, encoding, a send) without the fence; Send checks again before each retry of its own. Nor can it
+// undo a write that landed: a DB worker stopped after its Send and before the queue's Ack leaves the batch in
+// the queue, and the worker that takes over sends it again (delivery is at least once).
 
 import (
 	"context"

@@ -147,6 +147,15 @@ func (b *Bus) committed(ctx context.Context, topic, group string, parts []int) (
 		if err == nil && !errors.Is(resp.Error, kafka.GroupIdNotFound) {
 			err = resp.Error
 		}
+		if err == nil && resp.Error == nil {
+			// Older versions of the request report the group's coordinator errors (loading, moved) per
+			// partition: retried as the request's own.
+			for _, p := range resp.Topics[topic] {
+				if p.Error != nil {
+					return fmt.Errorf("partition %d: %w", p.Partition, p.Error)
+				}
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -161,9 +170,6 @@ func (b *Bus) committed(ctx context.Context, topic, group string, parts []int) (
 		return out, nil
 	}
 	for _, p := range resp.Topics[topic] {
-		if p.Error != nil {
-			return nil, fmt.Errorf("kafkabus: committed offset of group %q on %s partition %d: %w", group, topic, p.Partition, p.Error)
-		}
 		out[p.Partition] = p.CommittedOffset
 	}
 	return out, nil

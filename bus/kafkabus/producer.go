@@ -172,6 +172,9 @@ func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 			return fmt.Errorf("kafkabus: send %d messages to %s: %w (last error: %v)", len(kms), p.topic, ctx.Err(), cause)
 		case <-t.C:
 		}
+		if err := bus.CheckFence(ctx); err != nil { // the backoff may have outlasted the partitions' ownership
+			return err
+		}
 		backoff = min(2*backoff, p.b.cfg.Producer.RetryBackoffMax)
 	}
 }
