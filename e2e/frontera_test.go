@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	kafka "github.com/segmentio/kafka-go"
+
 	"github.com/frontiercrawl/frontier"
 	"github.com/frontiercrawl/frontier/bus"
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
@@ -395,8 +397,8 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	rejoins := max(0, strings.Count(dbwLog, "Successfully joined group dbw-scoring-log")-1)
 	var resent []string
 	for u, n := range check.Twice {
-		if n > feed[u] {
-			t.Errorf("%s: fetched %d times, on the feed %d times: Frontier's spider fetched a feed request twice", u, n, feed[u])
+		if n > len(feed[u]) {
+			t.Errorf("%s: fetched %d times, on the feed %d times: Frontier's spider fetched a feed request twice", u, n, len(feed[u]))
 			continue
 		}
 		resent = append(resent, u)
@@ -412,58 +414,43 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	}
 }
 
-// feedCopies reads the whole spider feed of env and counts the copies of each request, by the URL as the
-// web's servers record it (web.Normalize).
-func feedCopies(t *testing.T, ctx context.Context, env *cluster.Env) map[string]int {
+// feedCopies reads the whole spider feed of env and returns the copies of each request, by the URL as the
+// web's servers record it (web.Normalize): their timestamps in offset order (the broker's append times where
+// the topic's message.timestamp.type is LogAppendTime; kafka-go's producer leaves CreateTime at zero).
+func feedCopies(t *testing.T, ctx context.Context, env *cluster.Env) map[string][]time.Time {
 	t.Helper()
-	b := env.Bus(t, "feed-audit", frontiertest.Logger(t), nil)
-	end, err := b.EndOffsets(ctx, bus.SpiderFeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := make([]int, 0, len(end))
-	next := map[int]int64{} // per partition not read to its end: the offset after the last message read
-	for p, e := range end {
-		parts = append(parts, p)
-		if e > 0 {
-			next[p] = 0
-		}
-	}
-	slices.Sort(parts)
-	copies := map[string]int{}
-	if len(next) == 0 {
-		return copies
-	}
-	c, err := b.NewConsumer(ctx, bus.SpiderFeed, env.Name+"-feed-audit", parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	dec := codec.Msgpack{}
-	for len(next) > 0 {
-		msgs, err := c.Fetch(ctx, 1024)
+	feed, copies, dec := env.Kafka.SpiderFeed, map[string][]time.Time{}, codec.Msgpack{}
+	for p := range feed.Partitions {
+		conn, err := kafka.DialLeader(ctx, "tcp", env.Kafka.Brokers[0], feed.Topic, p)
 		if err != nil {
-			t.Fatalf("reading the spider feed (ends %v, read up to %v): %v", end, next, err)
+			t.Fatal(err)
 		}
-		for _, m := range msgs {
-			if m.Offset >= end[m.Partition] {
-				continue
-			}
-			if next[m.Partition] = m.Offset + 1; m.Offset+1 >= end[m.Partition] {
-				delete(next, m.Partition)
-			}
-			r, err := dec.DecodeRequest(m.Value)
-			if err != nil {
-				t.Errorf("feed partition %d offset %d: %v", m.Partition, m.Offset, err)
-				continue
-			}
-			n, err := web.Normalize("", r.URL)
-			if err != nil {
-				t.Errorf("feed partition %d offset %d: %s: %v", m.Partition, m.Offset, r.URL, err)
-				continue
-			}
-			copies[n]++
+		end, err := conn.ReadLastOffset()
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: env.Kafka.Brokers, Topic: feed.Topic, Partition: p, MaxWait: 100 * time.Millisecond})
+		for off := int64(0); off < end; {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				r.Close()
+				t.Fatalf("reading the spider feed's partition %d at offset %d of %d: %v", p, off, end, err)
+			}
+			off = m.Offset + 1
+			req, err := dec.DecodeRequest(m.Value)
+			if err != nil {
+				t.Errorf("feed partition %d offset %d: %v", p, m.Offset, err)
+				continue
+			}
+			n, err := web.Normalize("", req.URL)
+			if err != nil {
+				t.Errorf("feed partition %d offset %d: %s: %v", p, m.Offset, req.URL, err)
+				continue
+			}
+			copies[n] = append(copies[n], m.Time)
+		}
+		r.Close()
 	}
 	return copies
 }
