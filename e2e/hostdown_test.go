@@ -68,33 +68,5 @@ func TestClusterCrawlHostDownWithRetriesLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every page of the dead host that the crawl knew of and that never got a 2xx answer (those pending at the
-	// moment it went down, and any whose answer the closing connection cut) ends in ERROR, refused. A page
-	// that only those link to is never known: it is not a URL the frontier lost.
-	lost := site.NeverServed(down)
-	known := site.Known()
-	if n := acct.ErrorReasons[spider.ErrNameConnRefused]; n != len(lost) || acct.Errors != len(lost) {
-		t.Errorf("%d errors %v, want %d, all %s (the pages of %s never served: %v)", acct.Errors, acct.ErrorReasons, len(lost), spider.ErrNameConnRefused, down.Name, lost)
-	}
-	for _, u := range pending {
-		if !slices.Contains(lost, u) {
-			t.Errorf("%s was served after %s went down", u, down.Name)
-		}
-	}
-	check, err := site.CheckCrawlWith(web.ReachOptions{}, site.Seeds()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := func(us []string) []string {
-		return slices.DeleteFunc(slices.Clone(us), func(u string) bool { return strings.HasPrefix(u, down.Origin+"/") || !known[u] })
-	}
-	if m, u := other(check.Missing), other(check.Unserved); len(m) > 0 || len(u) > 0 {
-		t.Errorf("on the hosts that stayed up: missing %v, never served %v", m, u)
-	}
-	if len(check.Twice) > 0 {
-		t.Errorf("served twice: %v", check.Twice)
-	}
-	if acct.Queued != 0 {
-		t.Errorf("%d still queued", acct.Queued)
-	}
+	frontiertest.CheckHostDown(t, site, down, pending, acct, spider.ErrNameConnRefused)
 }

@@ -35,32 +35,27 @@ func (s *Site) Known() map[string]bool {
 // asked). When it is empty, all a crawler has left to ask h for are the retries of its failed pages, and the
 // pages that only those link to.
 func (s *Site) Unasked(h *Host) []string {
-	asked := map[string]bool{}
-	for _, r := range h.Requests() {
-		asked[h.URL(r.Target)] = true
-	}
-	var out []string
-	for u := range s.Known() {
-		if strings.HasPrefix(u, h.Origin+"/") && !asked[u] {
-			out = append(out, u)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return s.knownWithout(h, func(Request) bool { return true })
 }
 
 // NeverServed returns, sorted, the pages of h among Known that got no complete 2xx answer: after h went down for
 // good, the pages a crawl must end in error.
 func (s *Site) NeverServed(h *Host) []string {
-	served := map[string]bool{}
+	return s.knownWithout(h, Request.OK)
+}
+
+// knownWithout returns, sorted, the pages of h among Known for which h's log holds no request that counts
+// (counts reports true).
+func (s *Site) knownWithout(h *Host, counts func(Request) bool) []string {
+	had := map[string]bool{}
 	for _, r := range h.Requests() {
-		if r.OK() {
-			served[h.URL(r.Target)] = true
+		if counts(r) {
+			had[h.URL(r.Target)] = true
 		}
 	}
 	var out []string
 	for u := range s.Known() {
-		if strings.HasPrefix(u, h.Origin+"/") && !served[u] {
+		if strings.HasPrefix(u, h.Origin+"/") && !had[u] {
 			out = append(out, u)
 		}
 	}
