@@ -29,3 +29,10 @@ func CheckFence(ctx context.Context) error {
 	}
 	return nil
 }
+
+// HasFence reports whether ctx carries a fence (see WithFence): a writer that retries by itself gives each
+// try its own check (kafkabus's Producer makes one attempt per check under a fence).
+func HasFence(ctx context.Context) bool {
+	_, ok := ctx.Value(fenceKey{}).(func(context.Context) error)
+	return ok
+}

@@ -8,8 +8,8 @@ import (
 
 func TestFence(t *testing.T) {
 	ctx := context.Background()
-	if err := CheckFence(ctx); err != nil {
-		t.Fatalf("no fence: %v", err)
+	if err := CheckFence(ctx); err != nil || HasFence(ctx) {
+		t.Fatalf("no fence: CheckFence %v, HasFence %v", err, HasFence(ctx))
 	}
 	lost := false
 	fctx := WithFence(ctx, func(context.Context) error {
@@ -21,8 +21,8 @@ func TestFence(t *testing.T) {
 	// A fence survives the contexts derived for a batch's grace period.
 	gctx, cancel := Grace(fctx, 0)
 	defer cancel()
-	if err := CheckFence(gctx); err != nil {
-		t.Fatalf("owned: %v", err)
+	if err := CheckFence(gctx); err != nil || !HasFence(gctx) {
+		t.Fatalf("owned: CheckFence %v, HasFence %v", err, HasFence(gctx))
 	}
 	lost = true
 	if err := CheckFence(gctx); !errors.Is(err, ErrFenced) {

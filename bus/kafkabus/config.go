@@ -90,7 +90,8 @@ type ProducerConfig struct {
 	// WriteTimeout bounds one produce request.
 	WriteTimeout time.Duration `mapstructure:"write_timeout"`
 	// MaxAttempts is how often kafka-go tries one batch before Send sees the error; Send then retries the failed
-	// messages itself, with RetryBackoff doubling up to RetryBackoffMax, until its context ends.
+	// messages itself, with RetryBackoff doubling up to RetryBackoffMax, until its context ends. A write made
+	// for owned partitions (under a fence: bus.WithFence) is tried once per Send attempt, each after a check.
 	MaxAttempts     int           `mapstructure:"max_attempts"`
 	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
 	RetryBackoffMax time.Duration `mapstructure:"retry_backoff_max"`

@@ -26,6 +26,10 @@ type Producer struct {
 	n      int
 	part   bus.Partitioner
 	w      *kafka.Writer
+	// fenced makes one attempt per WriteMessages, for the writes made under a fence (bus.HasFence): its
+	// retries are Send's own, each after a check of the fence. kafka-go's retries ask nothing, and a request
+	// whose answer a pause (SIGSTOP) held past its read deadline is written again by them after the hand-over.
+	fenced *kafka.Writer
 	log    *slog.Logger
 	closed atomic.Bool
 
@@ -58,28 +62,30 @@ func (b *Bus) NewProducer(ctx context.Context, s bus.Stream, p bus.Partitioner) 
 	comp, _ := compression(pc.Compression) // validated
 	ack, _ := acks(pc.Acks)
 	log := b.log.With("stream", string(s), "topic", sc.Topic)
-	w := &kafka.Writer{
-		Addr:  b.addr,
-		Topic: sc.Topic,
-		// The partition was computed by Send (from the Partitioner, or given); pass it through.
-		Balancer:        kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition }),
-		MaxAttempts:     pc.MaxAttempts,
-		WriteBackoffMin: pc.RetryBackoff,
-		WriteBackoffMax: pc.RetryBackoffMax,
-		BatchSize:       pc.BatchSize,
-		BatchBytes:      pc.BatchBytes,
-		BatchTimeout:    pc.Linger,
-		ReadTimeout:     b.cfg.RequestTimeout,
-		WriteTimeout:    pc.WriteTimeout,
-		RequiredAcks:    ack,
-		Compression:     comp,
-		Logger:          kafkaLogger(log, slog.LevelDebug),
-		ErrorLogger:     kafkaLogger(log, slog.LevelDebug), // retried; an outage is logged once by the bus
-		Transport:       b.tr,
+	writer := func(attempts int) *kafka.Writer {
+		return &kafka.Writer{
+			Addr:  b.addr,
+			Topic: sc.Topic,
+			// The partition was computed by Send (from the Partitioner, or given); pass it through.
+			Balancer:        kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition }),
+			MaxAttempts:     attempts,
+			WriteBackoffMin: pc.RetryBackoff,
+			WriteBackoffMax: pc.RetryBackoffMax,
+			BatchSize:       pc.BatchSize,
+			BatchBytes:      pc.BatchBytes,
+			BatchTimeout:    pc.Linger,
+			ReadTimeout:     b.cfg.RequestTimeout,
+			WriteTimeout:    pc.WriteTimeout,
+			RequiredAcks:    ack,
+			Compression:     comp,
+			Logger:          kafkaLogger(log, slog.LevelDebug),
+			ErrorLogger:     kafkaLogger(log, slog.LevelDebug), // retried; an outage is logged once by the bus
+			Transport:       b.tr,
+		}
 	}
 	l := prometheus.Labels{"stream": string(s)}
 	return &Producer{
-		b: b, stream: s, topic: sc.Topic, n: sc.Partitions, part: p, w: w, log: log,
+		b: b, stream: s, topic: sc.Topic, n: sc.Partitions, part: p, w: writer(pc.MaxAttempts), fenced: writer(1), log: log,
 		sent: b.metrics.sent.With(l), sentBytes: b.metrics.sentBytes.With(l), retries: b.metrics.sendRetry.With(l),
 		errs: b.metrics.sendErrors.With(l), sendTime: b.metrics.sendTime.With(l),
 	}, nil
@@ -141,8 +147,12 @@ var kmsPool = sync.Pool{New: func() any { return new([]kafka.Message) }}
 
 func (p *Producer) write(ctx context.Context, kms []kafka.Message) error {
 	backoff := p.b.cfg.Producer.RetryBackoff
+	w := p.w
+	if bus.HasFence(ctx) {
+		w = p.fenced
+	}
 	for attempt := 1; ; attempt++ {
-		err := p.w.WriteMessages(ctx, kms...)
+		err := w.WriteMessages(ctx, kms...)
 		if err == nil {
 			p.b.outage.Succeeded()
 			return nil
@@ -252,7 +262,7 @@ func (p *Producer) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	if err := p.w.Close(); err != nil {
+	if err := errors.Join(p.w.Close(), p.fenced.Close()); err != nil {
 		return fmt.Errorf("kafkabus: close producer of %s: %w", p.topic, err)
 	}
 	return nil
