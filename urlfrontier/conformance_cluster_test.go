@@ -4,7 +4,9 @@ package urlfrontier_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -43,7 +45,8 @@ func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []in
 	go func() {
 		err := <-ran
 		if err != nil && ctx.Err() == nil {
-			t.Errorf("gateway on %s stopped while the test runs: %v", addr, err) // at once, not at the test's end
+			fmt.Fprintf(os.Stderr, "%s: gateway on %s stopped while the test runs: %v\n", t.Name(), addr, err) // at once
+			t.Errorf("gateway on %s stopped while the test runs: %v", addr, err)
 		}
 		cancel()
 		if err2 := <-ran; err == nil {

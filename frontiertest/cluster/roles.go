@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -99,13 +100,22 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		tb.Fatal(err)
 	}
 	// run runs a role. A role that fails while the cluster should be running ends the others (errgroup) and
-	// is reported at once, so a test waiting for the crawl names the cause instead of timing out in silence.
+	// fails the test; one that ends by itself (a strategy may declare the crawl finished) is logged. Both are
+	// also written to stderr at once: a test's log is printed only when it ends, and a test that then waits
+	// for a loop that no longer runs may be killed first (by its timeout, or a SIGQUIT), its log unprinted.
 	run := func(role string, f func(context.Context) error) {
 		g.Go(func() error {
 			err := f(gctx)
-			if err != nil && gctx.Err() == nil {
-				tb.Errorf("cluster: %s stopped the cluster: %v", role, err)
+			if gctx.Err() != nil {
+				return err
 			}
+			if err == nil {
+				fmt.Fprintf(os.Stderr, "%s: cluster: %s ended by itself\n", tb.Name(), role)
+				tb.Logf("cluster: %s ended by itself", role)
+				return nil
+			}
+			fmt.Fprintf(os.Stderr, "%s: cluster: %s stopped the cluster: %v\n", tb.Name(), role, err)
+			tb.Errorf("cluster: %s stopped the cluster: %v", role, err)
 			return err
 		})
 	}
