@@ -10,10 +10,12 @@ package kafkabus
 // What the fence cannot do: a write is not conditional on the check (Kafka's produce request carries no group
 // generation, and kafka-go has no transactional producer whose epoch would fence it), so a process stopped
 // between a passing check and its produce request still writes that request once when resumed. The window is
-// one attempt of Send (kafka-go's linger and its own max_attempts retries), against the whole batch (HBase
-// reads, encoding, a send) without the fence; Send checks again before each retry of its own. Nor can it
-// undo a write that landed: a DB worker stopped after its Send and before the queue's Ack leaves the batch in
-// the queue, and the worker that takes over sends it again (delivery is at least once).
+// one produce request (with kafka-go's linger before it), against the whole batch (HBase reads, encoding, a
+// send) without the fence: under a fence kafka-go makes a single try, and Send checks again before each retry
+// of its own (Producer.fenced). Nor can it undo a write that landed: a DB worker stopped after its Send and
+// before the queue's Ack leaves the batch in the queue, and the worker that takes over sends it again; the
+// new owner of a scoring-log partition replays what the old one scheduled and had not committed (delivery is
+// at least once).
 
 import (
 	"context"
