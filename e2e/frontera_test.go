@@ -293,11 +293,15 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 
 	bin := cluster.Build(t, ctx, "./cmd/spider")
 
+	// The Frontera workers' consumer groups are the run's own (frontera_worker_settings.py says why).
+	dbwSpiderLog, dbwScoringLog, swSpiderLog := env.Name+"-dbw-spider-log", env.Name+"-dbw-scoring-log", env.Name+"-sw-spider-log"
 	frEnv := []string{
 		"FRONTERA_KAFKA_LOCATION=" + kafkaAddr,
 		"FRONTERA_SPIDER_LOG_TOPIC=" + kcfg.SpiderLog.Topic, "FRONTERA_SPIDER_FEED_TOPIC=" + kcfg.SpiderFeed.Topic,
 		"FRONTERA_SCORING_LOG_TOPIC=" + kcfg.ScoringLog.Topic, "FRONTERA_STATS_LOG_TOPIC=" + stats,
 		fmt.Sprintf("FRONTERA_SPIDER_LOG_PARTITIONS=%d", strategyWorkers), fmt.Sprintf("FRONTERA_SPIDER_FEED_PARTITIONS=%d", spiders),
+		"FRONTERA_SPIDER_LOG_DBW_GROUP=" + dbwSpiderLog, "FRONTERA_SCORING_LOG_DBW_GROUP=" + dbwScoringLog,
+		"FRONTERA_SPIDER_LOG_SW_GROUP=" + swSpiderLog,
 	}
 	swEnv := append(slices.Clone(frEnv), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "states.db"))
 	dbwEnv := append(slices.Clone(frEnv), "FRONTERA_SQLALCHEMY_ENGINE=sqlite:///"+filepath.Join(dir, "dbworker.db"))
@@ -307,8 +311,8 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	procs.StrictStop = true
 
 	// Frontera's DB worker (all three roles) and strategy workers; their groups start at offset 0.
-	args := append(append(append([]string{workerPy}, zero(kcfg.ScoringLog.Topic, "dbw-scoring-log")...),
-		zero(kcfg.SpiderLog.Topic, "dbw-spider-log")...), "--", "frontera.worker.db",
+	args := append(append(append([]string{workerPy}, zero(kcfg.ScoringLog.Topic, dbwScoringLog)...),
+		zero(kcfg.SpiderLog.Topic, dbwSpiderLog)...), "--", "frontera.worker.db",
 		"--config", "frontera_worker_settings", "--partitions", "0", "1")
 	procs.Start("frontera-dbworker", cluster.Cmd{Path: python, Args: args, Env: dbwEnv})
 	// One at a time, each started once the previous one said it is initialized, and the add-seeds run after
@@ -318,7 +322,7 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	// the line arrives when it is written.
 	swEnv = append(swEnv, "PYTHONUNBUFFERED=1")
 	for p := range strategyWorkers {
-		args := append(append([]string{workerPy}, zero(kcfg.SpiderLog.Topic, "sw-spider-log")...), "--",
+		args := append(append([]string{workerPy}, zero(kcfg.SpiderLog.Topic, swSpiderLog)...), "--",
 			"frontera.worker.strategy", "--config", "frontera_worker_settings", "--partition-id", fmt.Sprint(p))
 		name := fmt.Sprintf("frontera-strategyworker-%d", p)
 		sw := procs.Start(name, cluster.Cmd{Path: python, Args: args, Env: swEnv, Ready: "[strategy-worker] Strategy worker is initialized"})
@@ -394,7 +398,7 @@ func TestGoSpiderFronteraWorkers(t *testing.T) {
 	feed := feedCopies(t, ctx, env)
 	dbwLog := procs.Get("frontera-dbworker").Log()
 	queueErrors := strings.Count(dbwLog, "in get_next_requests")
-	rejoins := max(0, strings.Count(dbwLog, "Successfully joined group dbw-scoring-log")-1)
+	rejoins := max(0, strings.Count(dbwLog, "Successfully joined group "+dbwScoringLog)-1)
 	var resent []string
 	for u, n := range check.Twice {
 		if n > len(feed[u]) {

@@ -15,6 +15,12 @@ BACKEND = "frontera.contrib.backends.sqlalchemy.Distributed"
 # One SQLite file per role: the strategy workers (and the add-seeds run) share the states, the DB worker owns
 # the queue and the metadata. SQLite serialises the writers of a file.
 SQLALCHEMYBACKEND_ENGINE = os.environ["FRONTERA_SQLALCHEMY_ENGINE"]
+# Consumer groups span the whole Kafka cluster, whatever the topic. Frontera's DB worker joins its groups as a
+# member (subscribe), and Kafka then refuses the offset commits of any other consumer in the same group, such as
+# a Frontier DB worker of a concurrent test, which commits without membership: the run names its own groups.
+SPIDER_LOG_DBW_GROUP = os.environ.get("FRONTERA_SPIDER_LOG_DBW_GROUP", "dbw-spider-log")
+SCORING_LOG_DBW_GROUP = os.environ.get("FRONTERA_SCORING_LOG_DBW_GROUP", "dbw-scoring-log")
+SPIDER_LOG_SW_GROUP = os.environ.get("FRONTERA_SPIDER_LOG_SW_GROUP", "sw-spider-log")
 STATS_LOG_TOPIC = os.environ.get("FRONTERA_STATS_LOG_TOPIC", "frontier-stats")
 STRATEGY = "frontera.strategy.basic.BasicCrawlingStrategy"
 LOCAL_MODE = False
