@@ -25,11 +25,10 @@ func refetches(site *web.Site) []refetch {
 	final := map[string]bool{}
 	var out []refetch
 	for _, r := range site.Requests() {
-		h := site.Host(r.Host)
-		if h == nil || strings.HasSuffix(r.Target, "/robots.txt") {
+		u, ok := pageURL(site, r)
+		if !ok {
 			continue
 		}
-		u := h.URL(r.Target)
 		if final[u] {
 			out = append(out, refetch{URL: u, Req: r})
 		}
@@ -38,6 +37,16 @@ func refetches(site *web.Site) []refetch {
 		}
 	}
 	return out
+}
+
+// pageURL returns the normalised URL of the page r asked the site for, and false for robots.txt or a host the
+// site does not serve.
+func pageURL(site *web.Site, r web.Request) (string, bool) {
+	h := site.Host(r.Host)
+	if h == nil || strings.HasSuffix(r.Target, "/robots.txt") {
+		return "", false
+	}
+	return h.URL(r.Target), true
 }
 
 // checkArchived checks the WARC files in warcDir once the crawlers have stopped: none is left ".open", every

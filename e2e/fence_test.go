@@ -68,8 +68,8 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	copies := feedCopies(t, ctx, rc.env)
 	fetches := map[string]int{}
 	for _, r := range site.Requests() {
-		if h := site.Host(r.Host); h != nil && !strings.HasSuffix(r.Target, "/robots.txt") {
-			fetches[h.URL(r.Target)]++
+		if u, ok := pageURL(site, r); ok {
+			fetches[u]++
 		}
 	}
 	var bad, redelivered []string
@@ -94,6 +94,7 @@ func TestDBWorkerPausedPastSession(t *testing.T) {
 	t.Logf("crawl: %d reachable pages, %d requests, %d fetched again", check.Reachable, len(site.Requests()), len(bad)+len(redelivered))
 }
 
+// stamps formats times of day to the millisecond, comma-separated.
 func stamps(ts []time.Time) string {
 	s := make([]string, len(ts))
 	for i, t := range ts {

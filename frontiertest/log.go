@@ -2,7 +2,9 @@ package frontiertest
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,4 +70,22 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// LogNow logs with tb.Logf and writes the same line to stderr at once, after the test's name: a test's log is
+// printed only when it ends, and a test that then waits for something that will not come may be killed first
+// (by its timeout, or a SIGQUIT), its log unprinted.
+func LogNow(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	line := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "%s: %s\n", tb.Name(), line)
+	tb.Log(line)
+}
+
+// ErrorNow is LogNow for a failure: it reports with tb.Error.
+func ErrorNow(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	line := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "%s: %s\n", tb.Name(), line)
+	tb.Error(line)
 }

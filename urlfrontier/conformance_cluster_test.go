@@ -4,9 +4,7 @@ package urlfrontier_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,8 +43,7 @@ func startGateway(t testing.TB, c *cluster.Cluster, dir, addr string, parts []in
 	go func() {
 		err := <-ran
 		if err != nil && ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "%s: gateway on %s stopped while the test runs: %v\n", t.Name(), addr, err) // at once
-			t.Errorf("gateway on %s stopped while the test runs: %v", addr, err)
+			frontiertest.ErrorNow(t, "gateway on %s stopped while the test runs: %v", addr, err)
 		}
 		cancel()
 		if err2 := <-ran; err == nil {

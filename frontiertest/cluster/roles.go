@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/frontiercrawl/frontier/bus/kafkabus"
 	"github.com/frontiercrawl/frontier/codec"
 	"github.com/frontiercrawl/frontier/dbworker"
+	"github.com/frontiercrawl/frontier/frontiertest"
 	"github.com/frontiercrawl/frontier/hbase"
 	"github.com/frontiercrawl/frontier/identity"
 	"github.com/frontiercrawl/frontier/spider"
@@ -100,9 +100,8 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 		tb.Fatal(err)
 	}
 	// run runs a role. A role that fails while the cluster should be running ends the others (errgroup) and
-	// fails the test; one that ends by itself (a strategy may declare the crawl finished) is logged. Both are
-	// also written to stderr at once: a test's log is printed only when it ends, and a test that then waits
-	// for a loop that no longer runs may be killed first (by its timeout, or a SIGQUIT), its log unprinted.
+	// fails the test; one that ends by itself (a strategy may declare the crawl finished) is logged. Both go
+	// to stderr at once too (frontiertest.ErrorNow): the test may then wait for a loop that no longer runs.
 	run := func(role string, f func(context.Context) error) {
 		g.Go(func() error {
 			err := f(gctx)
@@ -110,12 +109,10 @@ func Start(tb testing.TB, ctx context.Context, e *Env, r Roles) *Cluster {
 				return err
 			}
 			if err == nil {
-				fmt.Fprintf(os.Stderr, "%s: cluster: %s ended by itself\n", tb.Name(), role)
-				tb.Logf("cluster: %s ended by itself", role)
+				frontiertest.LogNow(tb, "cluster: %s ended by itself", role)
 				return nil
 			}
-			fmt.Fprintf(os.Stderr, "%s: cluster: %s stopped the cluster: %v\n", tb.Name(), role, err)
-			tb.Errorf("cluster: %s stopped the cluster: %v", role, err)
+			frontiertest.ErrorNow(tb, "cluster: %s stopped the cluster: %v", role, err)
 			return err
 		})
 	}
