@@ -325,7 +325,9 @@ func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 
 // Commit commits, per partition, one past the highest offset among msgs in the consumer's group. Call it only
 // once the effects of those messages (and of every message fetched before them) are durable. A commit that
-// would move a partition's offset backwards is skipped.
+// would move a partition's offset backwards is skipped. Like every request, it waits out an outage; it also
+// waits while another consumer is a member of the group (*GroupInUseError, logged when the wait starts), and
+// gives up if the fence on ctx says the partitions are no longer this process's meanwhile.
 func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 	select {
 	case <-c.quit:
@@ -357,22 +359,14 @@ func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 		c.commitErr.Inc()
 		return err
 	}
+	tries := 0
 	err := c.b.retry(ctx, func() error {
-		resp, err := c.b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-			GroupID:      c.group,
-			GenerationID: -1, // a simple consumer: no group membership, explicit partitions
-			Topics:       map[string][]kafka.OffsetCommit{c.topic: offs},
-		})
-		if err != nil {
-			return err
-		}
-		var errs []error
-		for _, p := range resp.Topics[c.topic] {
-			if p.Error != nil {
-				errs = append(errs, fmt.Errorf("partition %d: %w", p.Partition, p.Error))
+		if tries++; tries > 1 {
+			if err := bus.CheckFence(ctx); err != nil { // the wait may have outlasted the partitions' ownership
+				return permanent{err}
 			}
 		}
-		return errors.Join(errs...)
+		return c.b.commitOffsets(ctx, c.group, c.topic, offs)
 	})
 	if err != nil {
 		c.commitErr.Inc()
@@ -420,3 +414,45 @@ func (c *Consumer) Close() error {
 	})
 	return nil
 }
+
+// commitOffsets commits offs on topic for group as a simple consumer (generation -1, no member id), in one
+// request. A refusal because the group has members is a *GroupInUseError.
+func (b *Bus) commitOffsets(ctx context.Context, group, topic string, offs []kafka.OffsetCommit) error {
+	resp, err := b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+		GroupID:      group,
+		GenerationID: -1, // a simple consumer: no group membership, explicit partitions
+		Topics:       map[string][]kafka.OffsetCommit{topic: offs},
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range resp.Topics[topic] {
+		if p.Error == nil {
+			continue
+		}
+		if errors.Is(p.Error, kafka.UnknownMemberId) || errors.Is(p.Error, kafka.IllegalGeneration) {
+			return &GroupInUseError{Group: group, Err: fmt.Errorf("partition %d: %w", p.Partition, p.Error)}
+		}
+		errs = append(errs, fmt.Errorf("partition %d: %w", p.Partition, p.Error))
+	}
+	return errors.Join(errs...)
+}
+
+// GroupInUseError says that Kafka refused an offset commit because the consumer group has members. Frontier's
+// consumers never join their offset groups: they commit as simple consumers, which Kafka accepts only while a
+// group has no members. A consumer that joins the group (Frontera's workers do, under the same names, for the
+// same or another crawl's topics on this Kafka cluster) makes every such commit fail until it leaves. Commit
+// waits it out like an outage (logged once when the wait starts and once when it ends); AcceptLoss gives up.
+type GroupInUseError struct {
+	Group string
+	Err   error // Kafka's answer (UNKNOWN_MEMBER_ID)
+}
+
+func (e *GroupInUseError) Error() string {
+	return fmt.Sprintf("consumer group %q has members (another consumer joined it, as Frontera's workers do under "+
+		"the same names), and Kafka refuses the commits of Frontier's consumers, which do not join their groups, "+
+		"until the group is empty: stop that consumer or give it another group: %v", e.Group, e.Err)
+}
+
+func (e *GroupInUseError) Unwrap() error { return e.Err }

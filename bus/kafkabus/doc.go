@@ -47,11 +47,13 @@
 // bench/results/bus.md. So a Consumer runs, per owned partition, a goroutine that long-polls the partition's
 // leader with kafka.Client.Fetch requests (consumer.min_bytes, max_bytes, max_wait) on a transport of the
 // consumer's own, and hands each fetched record batch to a bounded channel that Fetch drains: Fetch returns up to
-// max messages at once, waiting only for the first. Offsets live in the named consumer group (Frontera's names: sw-spider-log, dbw-spider-log,
-// dbw-scoring-log, fetchers-spider-feed) and are read with OffsetFetch when the consumer opens and written with
-// OffsetCommit (generation -1, no member id: a "simple consumer", which Kafka accepts for groups without
-// members) only when the caller calls Commit. Nothing is ever committed automatically, and Close does not
-// commit: whatever was fetched and not committed is delivered again to the group's next consumer.
+// max messages at once, waiting only for the first. Offsets live in the named consumer group (Frontera's
+// names: sw-spider-log, dbw-spider-log, dbw-scoring-log, fetchers-spider-feed) and are read with OffsetFetch when
+// the consumer opens and written with OffsetCommit only when the caller calls Commit, as a "simple consumer"
+// (generation -1, no member id), which Kafka accepts only for groups without members: a consumer that joins a
+// group of the same name, such as a Frontera worker on the same Kafka cluster, holds every commit up until it
+// leaves (GroupInUseError). Nothing is ever committed automatically, and Close does not commit: whatever was
+// fetched and not committed is delivered again to the group's next consumer.
 //
 // A group that has no committed offset for a partition starts at the earliest offset still held, not the
 // latest: a new group (or a new spider) reads the backlog. Frontera's kafka-python consumers used

@@ -113,19 +113,12 @@ func (b *Bus) AcceptLoss(ctx context.Context, s bus.Stream, group string) ([]Los
 		offs[i] = kafka.OffsetCommit{Partition: l.Partition, Offset: l.LogStart}
 	}
 	err = b.retry(ctx, func() error {
-		resp, err := b.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-			GroupID: group, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{sc.Topic: offs},
-		})
-		if err != nil {
-			return err
+		err := b.commitOffsets(ctx, group, sc.Topic, offs)
+		var inUse *GroupInUseError
+		if errors.As(err, &inUse) {
+			return permanent{err} // the group's consumers still run: an operator's command does not wait for them
 		}
-		var errs []error
-		for _, p := range resp.Topics[sc.Topic] {
-			if p.Error != nil {
-				errs = append(errs, fmt.Errorf("partition %d: %w", p.Partition, p.Error))
-			}
-		}
-		return errors.Join(errs...)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kafkabus: accept loss: commit %s offsets %s for group %q: %w", sc.Topic, offsetList(offs), group, err)
