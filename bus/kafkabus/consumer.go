@@ -16,6 +16,7 @@ import (
 	kafka "github.com/segmentio/kafka-go"
 
 	"github.com/frontiercrawl/frontier/bus"
+	"github.com/frontiercrawl/frontier/internal/outage"
 )
 
 // Consumer reads explicit partitions of one stream and commits offsets in one consumer group. Each partition
@@ -50,6 +51,7 @@ type Consumer struct {
 	fetchErr  prometheus.Counter
 	commits   prometheus.Counter
 	commitErr prometheus.Counter
+	refused   prometheus.Counter
 	malformed prometheus.Counter
 }
 
@@ -104,7 +106,7 @@ func (b *Bus) NewConsumer(ctx context.Context, s bus.Stream, group string, parti
 		failed:    make(chan struct{}),
 		committed: make(map[int]int64, len(partitions)),
 		fetched:   b.metrics.fetched.With(l), fetchErr: b.metrics.fetchErr.With(l),
-		commits: b.metrics.commits.With(l), commitErr: b.metrics.commitErr.With(l),
+		commits: b.metrics.commits.With(l), commitErr: b.metrics.commitErr.With(l), refused: b.metrics.refused.With(l),
 		malformed: b.metrics.malformed.With(l),
 	}
 	for p, off := range start {
@@ -326,8 +328,8 @@ func (c *Consumer) Fetch(ctx context.Context, max int) ([]bus.Message, error) {
 // Commit commits, per partition, one past the highest offset among msgs in the consumer's group. Call it only
 // once the effects of those messages (and of every message fetched before them) are durable. A commit that
 // would move a partition's offset backwards is skipped. Like every request, it waits out an outage; it also
-// waits while another consumer is a member of the group (*GroupInUseError, logged when the wait starts), and
-// gives up if the fence on ctx says the partitions are no longer this process's meanwhile.
+// waits while another consumer is a member of the group (see GroupInUseError), and gives up if the fence on
+// ctx says meanwhile that the partitions are no longer this process's.
 func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 	select {
 	case <-c.quit:
@@ -359,15 +361,11 @@ func (c *Consumer) Commit(ctx context.Context, msgs []bus.Message) error {
 		c.commitErr.Inc()
 		return err
 	}
-	tries := 0
-	err := c.b.retry(ctx, func() error {
-		if tries++; tries > 1 {
-			if err := bus.CheckFence(ctx); err != nil { // the wait may have outlasted the partitions' ownership
-				return permanent{err}
-			}
-		}
-		return c.b.commitOffsets(ctx, c.group, c.topic, offs)
-	})
+	err := c.b.retry(ctx, func() error { return c.b.commitOffsets(ctx, c.group, c.topic, offs) })
+	var inUse *GroupInUseError
+	if errors.As(err, &inUse) {
+		err = c.waitGroupEmpty(ctx, offs, err)
+	}
 	if err != nil {
 		c.commitErr.Inc()
 		return fmt.Errorf("kafkabus: commit %s offsets %s for group %q: %w", c.topic, offsetList(offs), c.group, err)
@@ -415,6 +413,35 @@ func (c *Consumer) Close() error {
 	return nil
 }
 
+// waitGroupEmpty tries the commit of offs again, with the consumer's backoff, while Kafka refuses it because
+// another consumer is a member of the group (err, the first refusal, is a *GroupInUseError). It logs when the
+// wait starts and when it ends and counts every refusal, but the bus's outage tracker stays out of it: Kafka
+// answers, and the fetches and sends that succeed meanwhile would end and restart the "outage" at every try.
+// It gives up when ctx ends or its fence says the partitions are no longer this process's.
+func (c *Consumer) waitGroupEmpty(ctx context.Context, offs []kafka.OffsetCommit, err error) error {
+	start := time.Now()
+	c.refused.Inc()
+	c.log.Warn("kafkabus: offset commit refused; trying again until the group has no members", "err", err)
+	bo := outage.NewBackoff(c.b.cfg.Consumer.RetryBackoff, c.b.cfg.Consumer.RetryBackoffMax)
+	for {
+		if !outage.Sleep(ctx, bo.Next()) {
+			return err
+		}
+		if ferr := bus.CheckFence(ctx); ferr != nil { // the wait may have outlasted the partitions' ownership
+			return ferr
+		}
+		err = c.b.retry(ctx, func() error { return c.b.commitOffsets(ctx, c.group, c.topic, offs) })
+		var inUse *GroupInUseError
+		if !errors.As(err, &inUse) {
+			if err == nil {
+				c.log.Info("kafkabus: offset commit accepted: the group has no members any more", "waited", time.Since(start).Round(time.Millisecond))
+			}
+			return err
+		}
+		c.refused.Inc()
+	}
+}
+
 // commitOffsets commits offs on topic for group as a simple consumer (generation -1, no member id), in one
 // request. A refusal because the group has members is a *GroupInUseError.
 func (b *Bus) commitOffsets(ctx context.Context, group, topic string, offs []kafka.OffsetCommit) error {
@@ -443,7 +470,8 @@ func (b *Bus) commitOffsets(ctx context.Context, group, topic string, offs []kaf
 // consumers never join their offset groups: they commit as simple consumers, which Kafka accepts only while a
 // group has no members. A consumer that joins the group (Frontera's workers do, under the same names, for the
 // same or another crawl's topics on this Kafka cluster) makes every such commit fail until it leaves. Commit
-// waits it out like an outage (logged once when the wait starts and once when it ends); AcceptLoss gives up.
+// tries again until it does (logged when the wait starts and when it ends, each refusal counted in
+// frontier_bus_commits_refused_total); AcceptLoss gives up.
 type GroupInUseError struct {
 	Group string
 	Err   error // Kafka's answer (UNKNOWN_MEMBER_ID)

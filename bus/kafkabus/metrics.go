@@ -17,6 +17,7 @@ type metrics struct {
 	fetchErr   *prometheus.CounterVec   // stream, group
 	commits    *prometheus.CounterVec   // stream, group
 	commitErr  *prometheus.CounterVec   // stream, group
+	refused    *prometheus.CounterVec   // stream, group
 	malformed  *prometheus.CounterVec   // stream, group
 	lag        *prometheus.GaugeVec     // stream, group, partition
 	lost       *prometheus.GaugeVec     // stream, group, partition
@@ -48,6 +49,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "frontier_bus_commits_total", Help: "Offset commits acknowledged."}, sg),
 		commitErr: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "frontier_bus_commit_errors_total", Help: "Offset commits that failed."}, sg),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "frontier_bus_commits_refused_total", Help: "Offset commit tries Kafka refused because another consumer is a member of the group (tried again until it leaves)."}, sg),
 		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "frontier_bus_malformed_messages_total", Help: "Messages the caller could not decode and skipped."}, sg),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -78,6 +81,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	register(reg, &m.fetchErr)
 	register(reg, &m.commits)
 	register(reg, &m.commitErr)
+	register(reg, &m.refused)
 	register(reg, &m.malformed)
 	register(reg, &m.lag)
 	register(reg, &m.lost)

@@ -231,16 +231,16 @@ func failedMessages(kms []kafka.Message, err error) ([]kafka.Message, error) {
 }
 
 // retriable reports whether writing again may succeed: Kafka's retriable error codes, network errors and
-// timeouts are, and so is a commit refused because its group has members (they may leave); a message too large,
-// an invalid topic or an authorization failure are not.
+// timeouts are; a message too large, an invalid topic, an authorization failure or a commit refused because its
+// group has members (Consumer.Commit waits for the group apart from outages) are not.
 func retriable(err error) bool {
 	var perm permanent
-	if errors.As(err, &perm) {
+	var inUse *GroupInUseError
+	if errors.As(err, &perm) || errors.As(err, &inUse) {
 		return false
 	}
 	var ou offsetsUnknown
-	var inUse *GroupInUseError
-	if errors.As(err, &ou) || errors.As(err, &inUse) {
+	if errors.As(err, &ou) {
 		return true
 	}
 	var ke kafka.Error

@@ -112,14 +112,9 @@ func (b *Bus) AcceptLoss(ctx context.Context, s bus.Stream, group string) ([]Los
 	for i, l := range losses {
 		offs[i] = kafka.OffsetCommit{Partition: l.Partition, Offset: l.LogStart}
 	}
-	err = b.retry(ctx, func() error {
-		err := b.commitOffsets(ctx, group, sc.Topic, offs)
-		var inUse *GroupInUseError
-		if errors.As(err, &inUse) {
-			return permanent{err} // the group's consumers still run: an operator's command does not wait for them
-		}
-		return err
-	})
+	// A *GroupInUseError is not retried: the group's consumers still run, and an operator's command does not
+	// wait for them.
+	err = b.retry(ctx, func() error { return b.commitOffsets(ctx, group, sc.Topic, offs) })
 	if err != nil {
 		return nil, fmt.Errorf("kafkabus: accept loss: commit %s offsets %s for group %q: %w", sc.Topic, offsetList(offs), group, err)
 	}
