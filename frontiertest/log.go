@@ -72,7 +72,7 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// LogNow logs with tb.Logf and writes the same line to stderr at once, after the test's name: a test's log is
+// LogNow logs with tb.Log and writes the same line to stderr at once, after the test's name: a test's log is
 // printed only when it ends, and a test that then waits for something that will not come may be killed first
 // (by its timeout, or a SIGQUIT), its log unprinted.
 func LogNow(tb testing.TB, format string, args ...any) {
