@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +28,7 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 		return err
 	}
 	ecfg := standaloneConfig(cfg)
-	setMemoryLimit(ecfg.Memory().GoLimit, env)
+	setRuntime(ecfg.Memory(), env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err
@@ -66,18 +65,15 @@ func runStandalone(ctx context.Context, env cli.Env) error {
 	return report(os.Stdout, sum, site, cfg.WARC.Dir)
 }
 
-// setMemoryLimit applies the Go part of standalone.memory_limit (standalone.Config.Memory: the limit minus
-// Pebble's cache, which the Go runtime does not see) as the process's soft memory limit, unless GOMEMLIMIT is
-// set (the operator's word wins) or the limit is 0.
-func setMemoryLimit(limit int64, env cli.Env) {
-	if limit <= 0 {
-		return
+// setRuntime applies the Go part of standalone.memory_limit (standalone.Config.Memory: the limit minus Pebble's
+// cache, which the Go runtime does not see) as the process's soft memory limit, with the collector target that
+// goes with it (standalone.MemoryPlan.SetRuntime), unless GOMEMLIMIT or GOGC is set (the operator's word wins)
+// or the limit is 0.
+func setRuntime(plan standalone.MemoryPlan, env cli.Env) {
+	if set := plan.SetRuntime(os.Getenv); len(set) > 0 {
+		env.Logger.Info("standalone: the environment sets the Go runtime's limits; standalone.memory_limit and its GOGC not applied",
+			"env", strings.Join(set, " "), "memory_limit", plan.Total)
 	}
-	if v := os.Getenv("GOMEMLIMIT"); v != "" {
-		env.Logger.Info("standalone: GOMEMLIMIT set; standalone.memory_limit not applied", "GOMEMLIMIT", v, "memory_limit", limit)
-		return
-	}
-	debug.SetMemoryLimit(limit)
 }
 
 // standaloneConfig is the standalone section, which configs filled from the other sections (FillGlobals).

@@ -52,7 +52,7 @@ func serveURLFrontier(ctx context.Context, env cli.Env, crawl cli.RunFunc) error
 	if err := mem.Check(); err != nil {
 		return err
 	}
-	setMemoryLimit(mem.GoLimit, env)
+	setRuntime(mem, env)
 	id, err := cfg.Identity.New()
 	if err != nil {
 		return err

@@ -50,9 +50,9 @@
 //     cache comes out of this share first (MemoryWithGateway), and the structures are sized from what is
 //     left, the gateway's seen filter among them (a sixteenth: 7 MiB, where its default is 32 MiB).
 //
-// The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with debug.SetMemoryLimit
-// unless GOMEMLIMIT is set) is MemoryLimit minus Pebble's cache: the memory the Go runtime itself accounts
-// for, bodies included. The limit stays soft: a live Go heap above it is not an error, the collector then just
+// The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with MemoryPlan.SetRuntime,
+// GOGC 200 beside it, unless GOMEMLIMIT or GOGC is set) is MemoryLimit minus Pebble's cache: the memory the Go
+// runtime itself accounts for, bodies included. The limit stays soft: a live Go heap above it is not an error, the collector then just
 // runs more often. With MemoryLimit 0 nothing is derived: pebblestore's cache (128 MiB), the spider's
 // default budget (spider.DefaultBodyBudgetBytes, still one for all the spiders) and no Go limit.
 //
@@ -112,9 +112,10 @@ type Config struct {
 	// MemoryLimit is the memory in bytes of the process that runs the crawl, split between Pebble's cache,
 	// the response bodies and the rest of the Go heap (the package doc, "Memory"; Memory). Its Go part, the
 	// limit minus Pebble's cache, is the process's soft memory limit (runtime/debug's SetMemoryLimit, as
-	// GOMEMLIMIT), so the garbage collector works before the heap doubles (GOGC 100) rather than after:
-	// cmd/standalone sets it at start (launch), unless GOMEMLIMIT is set; Run itself never does, since a
-	// library must not change its host process, but sizes the cache and the body budget from it. 0 sets none.
+	// GOMEMLIMIT), so the garbage collector works harder as the heap nears it rather than letting it grow, and
+	// can collect less often below it (GOGC 200, GCPercent): cmd/standalone sets both at start (launch,
+	// MemoryPlan.SetRuntime), unless GOMEMLIMIT or GOGC is set; Run itself never does, since a library must not
+	// change its host process, but sizes the cache and the body budget from it. 0 sets none.
 	MemoryLimit int64 `mapstructure:"memory_limit"`
 
 	// Codec names the wire codec used on the in-process streams (the bytes are the cluster's).

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -181,12 +180,11 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	cfg.Spider.Delay = spec.Delay
 	cfg.DBWorker.Flow.Enabled = !spec.NoFlow
 	cfg.StrategyWorker.Scope.Follow = scope.FollowAny
-	// cmd/standalone's soft memory limit (the Go part of standalone.memory_limit), which standalone.Run leaves
-	// to its caller; GOMEMLIMIT in the environment wins, as there. Without it the child's peak RSS was not the
-	// one a user of cmd/standalone with the default settings sees.
-	if lim := cfg.Memory().GoLimit; lim > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(lim)
-	}
+	// cmd/standalone's soft memory limit (the Go part of standalone.memory_limit) and the GOGC that goes with
+	// it, which standalone.Run leaves to its caller; GOMEMLIMIT or GOGC in the environment wins, as there.
+	// Without them the child's peak RSS and CPU were not those a user of cmd/standalone with the default
+	// settings sees.
+	cfg.Memory().SetRuntime(os.Getenv)
 	if spec.Profile != "" {
 		f, err := os.Create(spec.Profile)
 		if err != nil {
