@@ -148,6 +148,13 @@ func Open(cfg Config, log *slog.Logger) (*DB, error) {
 		Logger:        Logger(log),
 		EventListener: eventListener(log),
 		MemTableSize:  uint64(cfg.MemTableSize()),
+		// L0 is compacted at 8 sublevels, not Pebble's 4 (writes stop at 24, not 12), as the URLFrontier
+		// gateway's store does: states, queue rows and page records are keyed by fingerprint, so every flush
+		// spans the whole key space and each L0 compaction rewrites much of the level below; compacting half
+		// as often took BenchmarkStandalonePut from 51–58 k to 63–68 k URLs/s (the same CPU per URL once
+		// drained), and the fast timing web's CPU per page did not move (BENCHMARKS.md, stop 43).
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 24,
 	}
 	if openHook != nil {
 		openHook(opts)
