@@ -35,7 +35,8 @@ type MemoryPlan struct {
 // heap cannot outgrow GoLimit whatever GOGC says: the limit makes the collector run sooner once the heap
 // nears it. GOGC only decides how often it runs while the live heap is well below: at the runtime's 100 it
 // collects each time the heap doubles, at 200 when it triples, which on the fast timing web (BENCHMARKS.md,
-// stop 43) cut the crawl's CPU by a tenth for 30–50 MiB more peak RSS, still inside memory_limit.
+// stop 43) cut the crawl's CPU by a tenth for 30–50 MiB more peak RSS (226–259 MiB there, the default 256 MiB
+// limit's Go part being 192 MiB: the rest is Pebble's cache and what the runtime does not count).
 const GCPercent = 200
 
 // SetRuntime makes GoLimit the process's soft memory limit (runtime/debug.SetMemoryLimit, as GOMEMLIMIT) and
