@@ -22,8 +22,7 @@ func TestSetRuntime(t *testing.T) {
 	if cfg.Standalone.MemoryLimit != configs.DefaultStandaloneMemoryLimit {
 		t.Errorf("standalone.memory_limit = %d, want the default %d", cfg.Standalone.MemoryLimit, configs.DefaultStandaloneMemoryLimit)
 	}
-	prevLimit, prevGC := debug.SetMemoryLimit(-1), debug.SetGCPercent(-1)
-	debug.SetGCPercent(prevGC)
+	prevLimit, prevGC := debug.SetMemoryLimit(-1), debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetMemoryLimit(prevLimit); debug.SetGCPercent(prevGC) })
 	env := cli.Env{Logger: slog.New(slog.DiscardHandler)}
 	for _, tc := range []struct {

@@ -52,8 +52,8 @@
 //
 // The Go runtime's soft limit (Memory().GoLimit, which cmd/standalone applies with MemoryPlan.SetRuntime,
 // GOGC 200 beside it, unless GOMEMLIMIT or GOGC is set) is MemoryLimit minus Pebble's cache: the memory the Go
-// runtime itself accounts for, bodies included. The limit stays soft: a live Go heap above it is not an error, the collector then just
-// runs more often. With MemoryLimit 0 nothing is derived: pebblestore's cache (128 MiB), the spider's
+// runtime itself accounts for, bodies included. The limit stays soft: a live Go heap above it is not an
+// error, the collector then just runs more often. With MemoryLimit 0 nothing is derived: pebblestore's cache (128 MiB), the spider's
 // default budget (spider.DefaultBodyBudgetBytes, still one for all the spiders) and no Go limit.
 //
 // standalone sits at level L4: it picks the concrete implementations the workers get.
