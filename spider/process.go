@@ -160,9 +160,7 @@ func (s *Spider) delayFor(u *url.URL) time.Duration {
 		return d
 	}
 	if e := s.robots.peek(origin(u)); e != nil {
-		if cd, ok := e.rules.CrawlDelay(s.agent); ok {
-			d = max(d, min(cd, s.cfg.MaxCrawlDelay))
-		}
+		d = max(d, e.crawlDelay)
 	}
 	return d
 }
@@ -283,6 +281,9 @@ func (s *Spider) fetchRobots(ctx context.Context, u *url.URL, e *robotsEntry) {
 		}
 	}
 	e.setLabel(now, body)
+	if cd, ok := e.rules.CrawlDelay(s.agent); ok {
+		e.crawlDelay = min(cd, s.cfg.MaxCrawlDelay)
+	}
 	if f != nil {
 		s.m.bytes.Add(float64(f.WireBytes))
 		s.nBytes.Add(f.WireBytes)

@@ -31,6 +31,10 @@ type robotsEntry struct {
 	err     error // a named network error: every URL of the origin is reported with it until expires
 	expires time.Time
 	label   string // MetaKeyRobots
+	// crawlDelay is the rules' Crawl-delay for the spider's agent, capped at Config.MaxCrawlDelay (0: none),
+	// worked out once before the entry is published: delayFor reads it twice per fetch, and matching the
+	// agent against the groups each time was a third of the spider's politeness bookkeeping.
+	crawlDelay time.Duration
 
 	// failures counts the fetches of robots.txt in a row that answered 5xx or failed, since failSince; an
 	// entry that replaces an expired one carries them on.
