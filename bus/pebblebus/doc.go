@@ -71,7 +71,8 @@
 // wherever the two meet, in the memtable's flush or in a compaction, so a segment released before its
 // memtable is flushed costs the tables nothing, not even a tombstone. A partition's segment bounds are kept
 // in memory too (read at Open), a few bytes per segment of the backlog. A group that commits
-// once and never again holds every later message: list only the groups that run. Nothing bounds the backlog
+// once and never again holds every later message: list only the groups that run, and name one that ran
+// once and no longer does in Config.Retired, whose groups Open forgets. Nothing bounds the backlog
 // in memory; it lives on disk.
 //
 // Changing a stream's partition count while it still holds messages is refused at Open (those messages would

@@ -34,6 +34,11 @@ type Config struct {
 	// of a deferred stream is not Durable. Empty by default: every write synced.
 	DeferSends   []bus.Stream
 	DeferCommits []bus.Stream
+	// Retired lists, per stream, consumer groups that no longer run. Open deletes their committed offsets,
+	// which would otherwise hold back the stream's retention for good (a group that committed once is
+	// remembered), so what only they had not consumed goes with the next Commit of a group that runs. A group
+	// may not be both retired and in Groups.
+	Retired map[bus.Stream][]string
 }
 
 // DefaultConfig returns one partition per stream, Frontera's groups, prefix 'B' and synced writes.
@@ -52,6 +57,16 @@ func (c Config) Validate() error {
 	for _, s := range append(slices.Clone(c.DeferSends), c.DeferCommits...) {
 		if !slices.Contains(bus.Streams, s) {
 			errs = append(errs, fmt.Errorf("defer: unknown stream %q", s))
+		}
+	}
+	for s, gs := range c.Retired {
+		if !slices.Contains(bus.Streams, s) {
+			errs = append(errs, fmt.Errorf("retired: unknown stream %q", s))
+		}
+		for _, g := range gs {
+			if slices.Contains(c.Groups[s], g) {
+				errs = append(errs, fmt.Errorf("retired: group %q of %s is also in groups", g, s))
+			}
 		}
 	}
 	if c.Prefix == 0 {
@@ -244,6 +259,9 @@ func (b *Bus) load(s bus.Stream) (*stream, error) {
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return nil, fmt.Errorf("pebblebus: read %s offsets: %w", s, err)
 	}
+	if err := st.retire(b.cfg.Retired[s]); err != nil {
+		return nil, err
+	}
 	// The segments of every partition that holds messages (whatever the count was).
 	mpfx := b.key([]byte{'m', st.tag})
 	bounds := map[int]part{}
@@ -307,6 +325,31 @@ func (b *Bus) load(s bus.Stream) (*stream, error) {
 		st.parts[p] = pb
 	}
 	return st, nil
+}
+
+// retire deletes the committed offsets of the retired groups (Config.Retired) and forgets them. Their offsets
+// still counted in load's maxCommitted, so an emptied partition's offsets go on after them (and no segment key
+// is ever written twice, as SingleDelete needs); an empty partition has every group committed at its end in
+// any case, since retention removes only what every remembered group has consumed.
+func (st *stream) retire(groups []string) error {
+	batch := st.b.db.NewBatch()
+	defer batch.Close()
+	for _, g := range groups {
+		for p := range st.committed[g] {
+			if err := batch.Delete(st.offsetKey(p, g), nil); err != nil {
+				return fmt.Errorf("pebblebus: %s: retire group %s: %w", st.name, g, err)
+			}
+		}
+		delete(st.committed, g)
+	}
+	if batch.Empty() {
+		return nil
+	}
+	if err := batch.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("pebblebus: %s: retire groups %v: %w", st.name, groups, err)
+	}
+	st.b.log.Info("pebblebus: retired consumer groups", "stream", st.name, "groups", groups)
+	return nil
 }
 
 // parseSegKey reads a message key after its stream prefix: partition, first offset and, in a segment key, the

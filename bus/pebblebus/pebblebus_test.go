@@ -394,3 +394,98 @@ func TestCarve(t *testing.T) {
 		}
 	}
 }
+
+// TestRetiredGroup: a group that committed once holds back the stream's retention across restarts until it is
+// retired; Open then forgets it, the next commit of the running groups releases what only it held, and the
+// offsets go on after everything ever written.
+func TestRetiredGroup(t *testing.T) {
+	fs := vfs.NewMem()
+	db := openDB(t, fs, "db")
+	cfg := DefaultConfig()
+	cfg.Sync = false
+	b, err := Open(db, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	send := func(b *Bus, n int) {
+		p, _ := b.Producer(ctx, bus.SpiderLog, nil)
+		defer p.Close()
+		for i := range n {
+			if err := p.Send(ctx, bus.Message{Value: []byte(fmt.Sprint(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	held := func() int {
+		it, _ := db.NewIter(&pebble.IterOptions{LowerBound: []byte("Bml"), UpperBound: []byte("Bmm")})
+		defer it.Close()
+		n := 0
+		for it.First(); it.Valid(); it.Next() {
+			n++
+		}
+		return n
+	}
+	// consume has every running group read n messages and commit them; it returns the offsets read.
+	consume := func(b *Bus, n int) []int64 {
+		var offs []int64
+		for _, g := range []string{bus.GroupStrategyWorkerSpiderLog, bus.GroupDBWorkerSpiderLog} {
+			c, _ := b.Consumer(ctx, bus.SpiderLog, g, []int{0})
+			got := fetchAll(t, c, n)
+			if err := c.Commit(ctx, got); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Close()
+			offs = offs[:0]
+			for _, m := range got {
+				offs = append(offs, m.Offset)
+			}
+		}
+		return offs
+	}
+	send(b, 10)
+	old, _ := b.Consumer(ctx, bus.SpiderLog, "old", []int{0})
+	if err := old.Commit(ctx, fetchAll(t, old, 10)[:2]); err != nil {
+		t.Fatal(err)
+	}
+	_ = old.Close()
+	consume(b, 10)
+	if n := held(); n != 8 {
+		t.Fatalf("with the old group at offset 2, %d messages held, want 8", n)
+	}
+	b, db = reopen(t, fs, b, db, cfg)
+	if n := held(); n != 8 {
+		t.Fatalf("reopened: %d messages held, want 8 (the old group is remembered)", n)
+	}
+	retired := cfg
+	retired.Retired = map[bus.Stream][]string{bus.SpiderLog: {"old"}}
+	b, db = reopen(t, fs, b, db, retired)
+	send(b, 1)
+	if got := consume(b, 1); len(got) != 1 || got[0] != 10 {
+		t.Fatalf("after retiring, read offsets %v, want [10]", got)
+	}
+	if n := held(); n != 0 {
+		t.Fatalf("after retiring the old group and a commit, %d messages held, want 0", n)
+	}
+	b, db = reopen(t, fs, b, db, cfg)
+	send(b, 1)
+	if got := consume(b, 1); len(got) != 1 || got[0] != 11 {
+		t.Fatalf("reopened without the retired group: read offsets %v, want [11]", got)
+	}
+	if n := held(); n != 0 {
+		t.Fatalf("reopened without the retired group: %d messages held, want 0", n)
+	}
+	_ = b.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	both := DefaultConfig()
+	both.Retired = map[bus.Stream][]string{bus.SpiderLog: {bus.GroupDBWorkerSpiderLog}, "bogus": nil}
+	err = both.Validate()
+	for _, want := range []string{`retired: group "` + bus.GroupDBWorkerSpiderLog + `" of spider-log is also in groups`, `retired: unknown stream "bogus"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want it to mention %q", err, want)
+		}
+	}
+}
