@@ -28,8 +28,8 @@
 // Both have a 15 MiB page on every host (-crawl.timing.large), 1% of the pages failing once, 0.2% slow pages
 // and 5% of the links through redirects; -crawl.timing.latency overrides the latency, -crawl.timing.crawlers
 // picks the crawlers, -crawl.timing.flow=false runs Frontier without the DB worker's per-host flow control
-// (db_worker.flow.enabled; a before/after on one tree), and -crawl.childprofile=cpu.prof writes a CPU profile of each Frontier crawl
-// (delay0-cpu.prof, delay1s-cpu.prof) for `go tool pprof`; -crawl.webprofile=web.prof profiles the web's
+// (db_worker.flow.enabled; a before/after on one tree), and -crawl.childprofile=cpu.prof writes a CPU profile of each crawl, the
+// least crawler's too (delay0-frontier-cpu.prof, delay0-least-cpu.prof, …), for `go tool pprof`; -crawl.webprofile=web.prof profiles the web's
 // serving child for each crawler (delay0-frontier-web.prof, …) and -crawl.timing.delay overrides the presets'
 // delay. Frontier follows links to any host there (scope follow "any"): the late hosts are no seed's. The
 // servers' log line says what each crawl made them do: connections accepted, reconnects, the large pages' bytes

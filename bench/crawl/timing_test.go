@@ -42,7 +42,7 @@ var (
 	flagTimingRedirect = flag.Float64("crawl.timing.redirects", 0.05, "fraction of links written through a redirect")
 	flagTimingCrawlers = flag.String("crawl.timing.crawlers", "frontier,least", "which crawlers run, in order")
 	flagTimingFlow     = flag.Bool("crawl.timing.flow", true, "the DB worker's per-host flow control (db_worker.flow.enabled); false: the fixed per_host, for a before/after on one tree")
-	flagChildProfile   = flag.String("crawl.childprofile", "", "write a CPU profile of each Frontier child crawl to this file (NAME is prefixed)")
+	flagChildProfile   = flag.String("crawl.childprofile", "", "write a CPU profile of each crawler's child crawl to this file (NAME-CRAWLER- is prefixed)")
 	flagWebProfile     = flag.String("crawl.webprofile", "", "write a CPU profile of the web's serving child to this file (NAME-CRAWLER- is prefixed)")
 )
 
@@ -86,7 +86,7 @@ type crawlSpec struct {
 	Delay   time.Duration
 	Dir     string // the Frontier child's data directory
 	Timeout time.Duration
-	Profile string // CPU profile of the Frontier child, if set
+	Profile string // CPU profile of the child's crawl, if set (either crawler)
 	Spiders int
 	Batch   int
 	NoFlow  bool // db_worker.flow.enabled false
@@ -150,6 +150,12 @@ func crawlChild(raw string) int {
 	var spec crawlSpec
 	var res crawlResult
 	err := json.Unmarshal([]byte(raw), &spec)
+	if err == nil && spec.Profile != "" {
+		var stop func()
+		if stop, err = startCPUProfile(spec.Profile); err == nil {
+			defer stop()
+		}
+	}
 	if err == nil {
 		switch spec.Crawler {
 		case "frontier":
@@ -170,6 +176,19 @@ func crawlChild(raw string) int {
 	return 0
 }
 
+// startCPUProfile profiles the child's whole crawl into file (-crawl.childprofile); stop ends it.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // crawlFrontier is the standalone mode as cmd/standalone runs it by default, with the spec's delay, following
 // links to any host (the late hosts are no seed's), stopping once done.
 func crawlFrontier(spec crawlSpec) (crawlResult, error) {
@@ -185,17 +204,6 @@ func crawlFrontier(spec crawlSpec) (crawlResult, error) {
 	// Without them the child's peak RSS and CPU were not those a user of cmd/standalone with the default
 	// settings sees.
 	cfg.Memory().SetRuntime(os.Getenv)
-	if spec.Profile != "" {
-		f, err := os.Create(spec.Profile)
-		if err != nil {
-			return crawlResult{}, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return crawlResult{}, err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), spec.Timeout)
 	defer cancel()
 	start := time.Now()
@@ -323,8 +331,8 @@ func timingRun(t *testing.T, what string, p timingPreset, hosts, pages int) {
 		w := startWebSpec(t, string(raw))
 		spec := crawlSpec{Crawler: crawler, Delay: p.delay, Dir: filepath.Join(t.TempDir(), "data"),
 			Spiders: *flagSpiders, Batch: *flagBatch, NoFlow: !*flagTimingFlow}
-		if crawler == "frontier" && *flagChildProfile != "" {
-			spec.Profile = filepath.Join(filepath.Dir(*flagChildProfile), strings.Fields(what)[0]+"-"+filepath.Base(*flagChildProfile))
+		if *flagChildProfile != "" {
+			spec.Profile = filepath.Join(filepath.Dir(*flagChildProfile), strings.Fields(what)[0]+"-"+crawler+"-"+filepath.Base(*flagChildProfile))
 		}
 		load := loadAvg()
 		r := runCrawler(t, w, spec)
