@@ -33,7 +33,8 @@ type robotsEntry struct {
 	label   string // MetaKeyRobots
 	// crawlDelay is the rules' Crawl-delay for the spider's agent, capped at Config.MaxCrawlDelay (0: none),
 	// worked out once before the entry is published: delayFor reads it twice per fetch, and matching the
-	// agent against the groups each time was a third of the spider's politeness bookkeeping.
+	// agent against the groups each time cost 0.10 of the ~0.5 CPU-s the politeness bookkeeping took on the
+	// fast timing web.
 	crawlDelay time.Duration
 
 	// failures counts the fetches of robots.txt in a row that answered 5xx or failed, since failSince; an

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,11 +44,13 @@ func resumeSetup(t *testing.T, hosts, pages int) (*web.Site, Config, Deps, *fron
 		Logger: slog.New(slog.NewTextHandler(logs, nil))}, logs
 }
 
-// stopMidway runs a crawl and stops it (its context ends, as on SIGTERM) once stop reports true.
+// stopMidway runs a crawl and stops it (its context ends, as on SIGTERM) once stop reports true. A crawl that
+// finishes before that fails the test: what follows would resume a finished crawl, not a stopped one.
 func stopMidway(t *testing.T, cfg Config, deps Deps, stop func() bool) Summary {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	var stopped atomic.Bool
 	go func() {
 		for !stop() {
 			if ctx.Err() != nil {
@@ -55,11 +58,15 @@ func stopMidway(t *testing.T, cfg Config, deps Deps, stop func() bool) Summary {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		stopped.Store(true)
 		cancel()
 	}()
 	sum, err := Run(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !stopped.Load() {
+		t.Fatalf("the crawl finished (%d pages) before the point where it was to be stopped", sum.Pages)
 	}
 	return sum
 }
